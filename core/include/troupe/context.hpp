@@ -1,0 +1,73 @@
+#pragma once
+/// Execution contexts and the one park/unpark mechanism every blocking
+/// operation in troupe is built on.
+///
+///     troupe::context& me = troupe::this_context();
+///     publish(&me);          // make yourself findable by the waker
+///     troupe::park();        // returns after exactly one unpark(me)
+///
+/// A context is either a troupe user thread or an OS thread (`main`, a
+/// `std::thread`, an actor worker). A user thread parks by switching to its
+/// processor's scheduler; an OS thread parks on a futex. The protocol is a
+/// binary permit: an `unpark` that arrives before the matching `park` is
+/// remembered, so the park returns at once and no wake is ever lost.
+///
+/// Discipline kept by every troupe primitive: each park is matched by exactly
+/// one unpark. Waiters decide who wakes them by a CAS on their wait node, so a
+/// second waker (a timer racing a signal) never unparks. Consequently park
+/// never returns spuriously, and wait nodes on the waiter's stack stay valid
+/// until the waker's unpark (the waker's last touch).
+#include <atomic>
+#include <cstdint>
+
+namespace troupe {
+
+namespace detail {
+class processor;
+struct fiber;
+}  // namespace detail
+
+/// Something that can block: a user thread or an OS thread.
+class context {
+public:
+    enum class kind : std::uint8_t { os_thread, user_thread };
+
+    context(const context&) = delete;
+    context& operator=(const context&) = delete;
+
+    /// Which flavour of context this is.
+    kind flavour() const noexcept { return kind_; }
+    /// True for troupe user threads.
+    bool is_user_thread() const noexcept { return kind_ == kind::user_thread; }
+
+protected:
+    explicit context(kind k) noexcept : kind_(k) {}
+    ~context() = default;
+
+private:
+    friend void park() noexcept;
+    friend void unpark(context&) noexcept;
+    friend class detail::processor;
+
+    // Permit word. running: no permit; permit: an unpark is banked;
+    // parked: the owner is (being) parked and needs a wake.
+    enum : std::uint32_t { running = 0, permit = 1, parked = 2 };
+    std::atomic<std::uint32_t> state_{running};
+    kind kind_;
+};
+
+/// The calling context (the current user thread, or this OS thread's record).
+/// The reference stays valid for the life of that thread.
+context& this_context() noexcept;
+
+/// Blocks the calling context until it is unparked; returns at once if an
+/// unpark is already banked. Never throws; never returns spuriously.
+void park() noexcept;
+
+/// Wakes `c` if it is parked, otherwise banks a permit for its next park.
+/// Safe from any context, including timer callbacks. Cost: one CAS, plus a
+/// ready-queue push (user thread) or a futex wake (OS thread) if parked.
+/// In checked builds a second unpark while one is banked is reported.
+void unpark(context& c) noexcept;
+
+}  // namespace troupe

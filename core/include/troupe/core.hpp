@@ -1,0 +1,17 @@
+#pragma once
+/// Everything in troupe core.
+#include "troupe/blocking_lock.hpp"
+#include "troupe/cluster.hpp"
+#include "troupe/condition_variable.hpp"
+#include "troupe/context.hpp"
+#include "troupe/defaults.hpp"
+#include "troupe/error.hpp"
+#include "troupe/future.hpp"
+#include "troupe/mcs_lock.hpp"
+#include "troupe/select.hpp"
+#include "troupe/semaphore.hpp"
+#include "troupe/sout.hpp"
+#include "troupe/spinlock.hpp"
+#include "troupe/thread.hpp"
+#include "troupe/timeout.hpp"
+#include "troupe/topology.hpp"

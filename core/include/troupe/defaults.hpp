@@ -1,0 +1,24 @@
+#pragma once
+/// Every tunable default of troupe core, in one place.
+#include <cstddef>
+
+namespace troupe::defaults {
+
+/// Usable stack size of a user thread (a guard page is added below it).
+/// Pages are committed lazily, so a large reservation costs address space only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr std::size_t stack_size = 256 * 1024;
+#else
+inline constexpr std::size_t stack_size = 128 * 1024;
+#endif
+
+/// Stacks of the default size kept for reuse after their thread is joined.
+inline constexpr std::size_t stack_pool_limit = 4096;
+
+/// Polls of the ready queues an idle processor makes before it sleeps.
+inline constexpr int idle_spins = 256;
+
+/// Spins of a `spinlock` before it starts yielding the kernel thread.
+inline constexpr int spinlock_spins = 64;
+
+}  // namespace troupe::defaults

@@ -1,0 +1,31 @@
+#pragma once
+// The one timer facility behind sleep_for, timed waits and timeout(d).
+//
+// A timer node lives on the waiting thread's stack. Arming inserts it into a
+// min-heap; a service thread sleeps on a futex until the earliest deadline
+// (it uses no CPU while waiting) and runs expired callbacks under the heap
+// lock. Callbacks must not block: they CAS a wait node and unpark.
+#include <chrono>
+#include <cstddef>
+
+namespace troupe::detail {
+
+struct timer_node {
+    using clock = std::chrono::steady_clock;
+    clock::time_point deadline{};
+    void (*fire)(timer_node&) noexcept = nullptr;
+    void* arg = nullptr;  // for the callback
+    std::size_t heap_index = npos;  // position in the heap; npos when not armed
+    static constexpr std::size_t npos = ~std::size_t{0};
+};
+
+/// Arms `n` (its deadline and callback set). The callback may run on the
+/// service thread at any moment after this, including before it returns.
+void timer_arm(timer_node& n);
+
+/// Disarms `n`. Returns true if it was still armed (the callback will never
+/// run). Returns false if it already fired; in both cases the callback is not
+/// running any more when this returns, so `n` may be destroyed.
+bool timer_cancel(timer_node& n) noexcept;
+
+}  // namespace troupe::detail

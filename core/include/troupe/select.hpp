@@ -1,0 +1,177 @@
+#pragma once
+/// The select_node protocol: how a blocked thread waits on one or many
+/// resources (locks, futures, channels, timeouts) so that `waituntil` can be
+/// layered on top without core knowing about it.
+///
+///     troupe::select_node n{troupe::this_context()};
+///     if (!fut.register_select(n)) troupe::park();   // the resource wakes us
+///     fut.unregister_select(n);
+///
+/// A node lives on the waiting thread's stack and is linked into the wait
+/// queue of each resource it waits on. It is in one of three modes:
+///  - plain: a single blocking wait (lock(), get()); nobody races for it;
+///  - exclusive (special OR): many nodes share one status word and exactly
+///    one resource may win it, by CAS from `unsat` to the winning node's
+///    address, *before* performing its operation;
+///  - general (AND/OR trees): each node has its own status word, and a shared
+///    park counter decides which availability must unpark the waiter.
+/// Resources call `try_claim()`; the winner performs the operation and then
+/// calls `wake()`. A loser must neither perform the operation nor unpark.
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+
+#include "troupe/context.hpp"
+#include "troupe/detail/futex.hpp"
+
+namespace troupe {
+
+/// Values of a status word. In exclusive mode a won status holds the address
+/// of the winning node instead of `sat`.
+enum class select_status : std::uintptr_t {
+    unsat = 0,    ///< not yet satisfied
+    pending = 1,  ///< a resource is mid-handshake (two selectors on one channel)
+    sat = 2,      ///< satisfied, body not run yet (general mode)
+    run = 3,      ///< body has run (general mode)
+};
+
+class select_node {
+public:
+    /// A plain node: a single blocking wait by `waiter`.
+    explicit select_node(context& waiter) noexcept : waiter_(&waiter) {}
+
+    /// An exclusive-mode node sharing `status` with the other clauses.
+    select_node(context& waiter, std::atomic<std::uintptr_t>& status) noexcept
+        : waiter_(&waiter), status_(&status) {}
+
+    /// A general-mode node with its own `status` and the statement's counter.
+    select_node(context& waiter, std::atomic<std::uintptr_t>& status,
+                std::atomic<int>& park_counter) noexcept
+        : waiter_(&waiter), status_(&status), park_counter_(&park_counter) {}
+
+    select_node(const select_node&) = delete;
+    select_node& operator=(const select_node&) = delete;
+
+    context& waiter() const noexcept { return *waiter_; }
+    bool is_plain() const noexcept { return status_ == nullptr; }
+    bool is_exclusive() const noexcept { return status_ && !park_counter_; }
+    bool is_general() const noexcept { return park_counter_ != nullptr; }
+
+    /// Tries to win this waiter for the calling resource. Plain nodes always
+    /// win. Exclusive nodes win by CAS unsat -> &node (spinning while a
+    /// handshake holds the word `pending`); general nodes by CAS unsat -> sat.
+    /// acq_rel: the winner's later operation must not move before the CAS, and
+    /// it must see what the waiter wrote before registering.
+    bool try_claim() noexcept {
+        if (!status_) return true;
+        const auto won = is_exclusive() ? reinterpret_cast<std::uintptr_t>(this)
+                                        : std::uintptr_t(select_status::sat);
+        for (;;) {
+            auto expected = std::uintptr_t(select_status::unsat);
+            if (status_->compare_exchange_strong(expected, won, std::memory_order_acq_rel))
+                return true;
+            if (expected != std::uintptr_t(select_status::pending)) return false;
+            detail::cpu_relax();  // a handshake is in flight; it resolves in a few steps
+        }
+    }
+
+    /// True if this node's statement was won by this node (exclusive mode)
+    /// or its own status is satisfied/run (general mode); plain: always.
+    bool is_claimed() const noexcept {
+        if (!status_) return true;
+        auto s = status_->load(std::memory_order_acquire);
+        return is_exclusive() ? s == reinterpret_cast<std::uintptr_t>(this)
+                              : s >= std::uintptr_t(select_status::sat);
+    }
+
+    /// Wakes the waiter after a successful try_claim() and the operation. In
+    /// general mode the park counter makes exactly one availability per park
+    /// do the unpark: the waiter decrements before parking and parks only on
+    /// a negative result; we increment and unpark only when we bring it back
+    /// to zero. Must be the waker's last access to the node.
+    void wake() noexcept {
+        context& w = *waiter_;  // read before the node may go out of scope
+        if (park_counter_ &&
+            park_counter_->fetch_add(1, std::memory_order_acq_rel) + 1 != 0)
+            return;
+        unpark(w);
+    }
+
+    /// Resource-specific payload (a channel's element pointer, for example).
+    void* extra = nullptr;
+
+    // Intrusive links, owned by whichever queue the node is in.
+    select_node* next_ = nullptr;
+    select_node* prev_ = nullptr;
+    bool queued_ = false;
+
+    std::atomic<std::uintptr_t>* status_word() const noexcept { return status_; }
+
+private:
+    context* waiter_;
+    std::atomic<std::uintptr_t>* status_ = nullptr;
+    std::atomic<int>* park_counter_ = nullptr;
+};
+
+/// What a resource provides to be waited on by `waituntil` (DESIGN rule 4).
+///  - register_select(n): if the resource is available now and `n` is won,
+///    perform the operation and return true; otherwise queue `n` (unless it
+///    already lost) and return false.
+///  - unregister_select(n): dequeue `n` if still queued and undo side effects
+///    that must not outlive the statement; return true iff the clause body
+///    must still run because the operation completed.
+///  - on_selected(n): run on the waiter before the body; false skips it.
+template <class R>
+concept selectable = requires(R& r, select_node& n) {
+    { r.register_select(n) } -> std::same_as<bool>;
+    { r.unregister_select(n) } -> std::same_as<bool>;
+    { r.on_selected(n) } -> std::same_as<bool>;
+};
+
+/// An intrusive FIFO of select nodes. Not synchronised: the owning resource
+/// protects it with its own lock.
+class node_queue {
+public:
+    bool empty() const noexcept { return head_ == nullptr; }
+    std::size_t size() const noexcept { return size_; }
+    select_node* front() const noexcept { return head_; }
+
+    void push_back(select_node& n) noexcept {
+        n.next_ = nullptr;
+        n.prev_ = tail_;
+        if (tail_) tail_->next_ = &n; else head_ = &n;
+        tail_ = &n;
+        n.queued_ = true;
+        ++size_;
+    }
+    select_node* pop_front() noexcept {
+        select_node* n = head_;
+        if (n) remove(*n);
+        return n;
+    }
+    /// Unlinks `n`; returns false if it was not queued here.
+    bool remove(select_node& n) noexcept {
+        if (!n.queued_) return false;
+        if (n.prev_) n.prev_->next_ = n.next_; else head_ = n.next_;
+        if (n.next_) n.next_->prev_ = n.prev_; else tail_ = n.prev_;
+        n.next_ = n.prev_ = nullptr;
+        n.queued_ = false;
+        --size_;
+        return true;
+    }
+    /// Pops nodes until one is won by try_claim(); losers (their statement
+    /// was already satisfied elsewhere) are dropped, never woken. Returns the
+    /// won node, still to be woken by the caller, or nullptr.
+    select_node* pop_claimed() noexcept {
+        while (select_node* n = pop_front())
+            if (n->try_claim()) return n;
+        return nullptr;
+    }
+
+private:
+    select_node* head_ = nullptr;
+    select_node* tail_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace troupe

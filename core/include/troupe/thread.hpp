@@ -1,0 +1,138 @@
+#pragma once
+/// User threads: callables running on their own stacks, scheduled M:N by the
+/// processors of a cluster.
+///
+///     troupe::thread t{[](int n) { compute(n); }, 42};
+///     t.join();                       // rethrows an exception escaping compute
+///
+/// A `thread` is joined when destroyed (like std::jthread). Stacks are mmap'd
+/// with a guard page below them (an overflow faults instead of corrupting a
+/// neighbour) and pooled for reuse. An exception escaping the callable is
+/// stored and rethrown by `join()`; if the handle is destroyed instead, it is
+/// reported on stderr naming the thread, and no other thread is affected.
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "troupe/cluster.hpp"
+#include "troupe/context.hpp"
+
+namespace troupe {
+
+/// Per-thread settings; every field has a working default.
+struct thread_attributes {
+    /// Usable stack bytes; 0 means defaults::stack_size (pooled).
+    std::size_t stack_size = 0;
+    /// Cluster to run on; nullptr means this_cluster().
+    cluster* on = nullptr;
+    /// Name used in error reports.
+    const char* name = nullptr;
+};
+
+namespace detail {
+// Allocates a stack and a descriptor with `size` bytes of aligned payload.
+fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,
+                    void** payload);
+// Makes the fiber ready. `invoke` runs the payload, then destroys it.
+void fiber_start(fiber* f, void (*invoke)(void*));
+// Blocks until the fiber finished; frees it; rethrows its exception if any.
+void fiber_join(fiber* f);
+// As fiber_join, but reports an exception on stderr instead of throwing.
+void fiber_join_noexcept(fiber* f) noexcept;
+context& fiber_context(fiber* f) noexcept;
+}  // namespace detail
+
+class thread {
+public:
+    /// An empty handle (not joinable).
+    thread() noexcept = default;
+
+    /// Starts `f(args...)` on this_cluster(). Throws std::bad_alloc or
+    /// std::system_error if no stack can be mapped.
+    template <class F, class... Args>
+        requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+    explicit thread(F&& f, Args&&... args)
+        : thread(thread_attributes{}, std::forward<F>(f), std::forward<Args>(args)...) {}
+
+    /// Starts `f(args...)` on cluster `c`.
+    template <class F, class... Args>
+        requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+    thread(cluster& c, F&& f, Args&&... args)
+        : thread(thread_attributes{0, &c, nullptr}, std::forward<F>(f), std::forward<Args>(args)...) {}
+
+    /// Starts `f(args...)` with explicit attributes.
+    template <class F, class... Args>
+        requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+    thread(const thread_attributes& attrs, F&& f, Args&&... args) {
+        using payload = std::tuple<std::decay_t<F>, std::decay_t<Args>...>;
+        void* storage = nullptr;
+        fiber_ = detail::fiber_create(attrs, sizeof(payload), alignof(payload), &storage);
+        try {
+            ::new (storage) payload(std::forward<F>(f), std::forward<Args>(args)...);
+        } catch (...) {
+            detail::fiber_start(fiber_, nullptr);  // runs nothing, just finishes
+            detail::fiber_join_noexcept(fiber_);
+            fiber_ = nullptr;
+            throw;
+        }
+        detail::fiber_start(fiber_, [](void* p) {
+            auto* tup = static_cast<payload*>(p);
+            struct destroy {
+                payload* t;
+                ~destroy() { t->~payload(); }
+            } guard{tup};
+            std::apply([](auto& fn, auto&... as) { std::invoke(std::move(fn), std::move(as)...); },
+                       *tup);
+        });
+    }
+
+    thread(thread&& o) noexcept : fiber_(std::exchange(o.fiber_, nullptr)) {}
+    /// Joins the current thread (if any) first, then takes over `o`'s.
+    thread& operator=(thread&& o) noexcept {
+        if (this != &o) {
+            if (fiber_) detail::fiber_join_noexcept(fiber_);
+            fiber_ = std::exchange(o.fiber_, nullptr);
+        }
+        return *this;
+    }
+
+    /// Joins (see join_noexcept semantics: an escaped exception is reported).
+    ~thread() {
+        if (fiber_) detail::fiber_join_noexcept(fiber_);
+    }
+
+    /// Whether this handle owns a thread not yet joined.
+    bool joinable() const noexcept { return fiber_ != nullptr; }
+
+    /// Blocks until the thread finishes (parks the caller, user thread or OS
+    /// thread alike). Rethrows the exception that escaped the thread's
+    /// callable, if any. The handle is empty afterwards.
+    void join() {
+        if (auto* f = std::exchange(fiber_, nullptr)) detail::fiber_join(f);
+    }
+
+    /// The thread's context (valid until joined), e.g. for unpark.
+    context& get_context() const noexcept { return detail::fiber_context(fiber_); }
+
+private:
+    detail::fiber* fiber_ = nullptr;
+};
+
+namespace this_thread {
+/// Lets other ready user threads of this processor run; on an OS thread,
+/// yields the kernel thread.
+void yield() noexcept;
+/// Blocks the caller for at least `d` (parks; a processor runs other work).
+void sleep_for(std::chrono::nanoseconds d) noexcept;
+/// Blocks the caller until `deadline`.
+void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept;
+/// Whether the caller is a troupe user thread.
+bool in_user_thread() noexcept;
+}  // namespace this_thread
+
+}  // namespace troupe

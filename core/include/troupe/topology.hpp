@@ -1,0 +1,73 @@
+#pragma once
+/// The machine's layout (through hwloc): hardware threads, how far apart two
+/// of them are, grouping by distance, and binding a kernel thread to one.
+///
+///     troupe::topology t;                              // this machine
+///     troupe::topology s{"pack:2 numa:2 core:4 pu:2"};  // synthetic, for tests
+///     auto d = s.distance_between(0, 9);               // distance::same_package
+///
+/// Hardware threads are numbered by hwloc's logical PU index (0..pu_count-1).
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace troupe {
+
+/// How far apart two hardware threads are, nearest first.
+enum class distance : unsigned char {
+    same_pu,       ///< the same hardware thread
+    same_core,     ///< SMT siblings
+    shared_l2,     ///< different cores sharing an L1/L2 cache
+    shared_l3,     ///< sharing an L3 cache or the same NUMA node
+    same_package,  ///< same socket/package, further apart
+    machine,       ///< different packages
+};
+
+/// A printable name for `d`.
+const char* to_string(distance d) noexcept;
+
+class topology {
+public:
+    /// Loads this machine's topology. Throws std::runtime_error on failure.
+    topology();
+    /// Builds a synthetic topology from an hwloc description such as
+    /// "pack:2 numa:2 core:4 pu:2". Throws std::invalid_argument if hwloc
+    /// rejects it.
+    explicit topology(std::string_view synthetic);
+    ~topology();
+    topology(topology&& o) noexcept;
+    topology& operator=(topology&&) = delete;
+    topology(const topology&) = delete;
+
+    /// Hardware threads (PUs).
+    std::size_t pu_count() const noexcept;
+    /// Cores.
+    std::size_t core_count() const noexcept;
+    /// NUMA nodes (at least 1).
+    std::size_t numa_count() const noexcept;
+
+    /// The distance class between PUs `a` and `b`. Throws std::out_of_range.
+    distance distance_between(std::size_t a, std::size_t b) const;
+
+    /// Groups workers by their distance from worker `from`. `worker_pu[i]` is
+    /// the PU worker i runs on. Returns the other workers' indices, one group
+    /// per distance class present, nearest group first; within a group,
+    /// ascending index. Throws std::out_of_range for a bad index or PU.
+    std::vector<std::vector<std::size_t>> group_by_distance(
+        std::size_t from, std::span<const std::size_t> worker_pu) const;
+
+    /// Binds the calling kernel thread to PU `pu`. Returns false if the
+    /// system refused (or this is a synthetic topology); throws
+    /// std::out_of_range for a bad index.
+    bool bind_current_thread(std::size_t pu) const;
+
+    /// Whether this topology describes the running machine.
+    bool is_this_system() const noexcept;
+
+private:
+    struct impl;
+    impl* impl_;
+};
+
+}  // namespace troupe

@@ -1,0 +1,311 @@
+// park/unpark, context switching and the user-thread life cycle.
+#include <boost/context/detail/fcontext.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "runtime.hpp"
+#include "troupe/defaults.hpp"
+#include "troupe/detail/futex.hpp"
+#include "troupe/detail/timer.hpp"
+#include "troupe/error.hpp"
+
+#if defined(TROUPE_ASAN)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(TROUPE_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace bctx = boost::context::detail;
+
+namespace troupe {
+namespace detail {
+
+namespace {
+thread_local os_context tls_os_context;
+}  // namespace
+
+// Both are noinline: a fiber may resume on another kernel thread, and the
+// compiler must not reuse a thread-local address computed before a switch.
+[[gnu::noinline]] context& current_os_context() noexcept { return tls_os_context; }
+
+[[gnu::noinline]] fiber* current_fiber() noexcept {
+    processor* p = current_processor();
+    return p ? p->current : nullptr;
+}
+
+// Called on a fiber's stack right after it (re)gains the CPU from processor
+// `p`, whose scheduler context is `from_fctx`.
+void resume_on(fiber* self, void* from_fctx, processor* p) noexcept {
+    p->sched_fctx = from_fctx;
+#if defined(TROUPE_ASAN)
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+    __sanitizer_finish_switch_fiber(self->asan_fake_stack, &bottom, &size);
+    p->sched_stack_bottom = const_cast<void*>(bottom);
+    p->sched_stack_size = size;
+#endif
+    self->last = p;
+}
+
+void processor::switch_out(fiber* self, post_action a) noexcept {
+    processor* p = self->last;
+    p->action = a;
+#if defined(TROUPE_ASAN)
+    // A finishing fiber passes nullptr so ASan frees its fake stack.
+    __sanitizer_start_switch_fiber(a == post_action::finish ? nullptr : &self->asan_fake_stack,
+                                   p->sched_stack_bottom, p->sched_stack_size);
+#endif
+#if defined(TROUPE_TSAN)
+    __tsan_switch_to_fiber(p->tsan_self, 0);
+#endif
+    bctx::transfer_t t = bctx::jump_fcontext(p->sched_fctx, nullptr);
+    // Resumed, possibly by another processor: it passed itself as data.
+    resume_on(self, t.fctx, static_cast<processor*>(t.data));
+}
+
+namespace {
+void fiber_main(bctx::transfer_t t) noexcept {
+    auto* p = static_cast<processor*>(t.data);
+    fiber* self = p->current;
+    resume_on(self, t.fctx, p);
+    if (self->invoke) {
+        try {
+            self->invoke(self->payload);
+        } catch (...) {
+            self->error = std::current_exception();
+        }
+    }
+    processor::fiber_entry_finish(self);
+}
+}  // namespace
+
+void processor::fiber_entry_finish(fiber* self) {
+    switch_out(self, post_action::finish);
+    __builtin_unreachable();  // the scheduler never resumes a finished fiber
+}
+
+void processor::run_fiber(fiber* f) noexcept {
+    for (;;) {
+        current = f;
+        f->last = this;
+#if defined(TROUPE_ASAN)
+        __sanitizer_start_switch_fiber(&sched_fake_stack, f->stack_low, f->stack_usable);
+#endif
+#if defined(TROUPE_TSAN)
+        __tsan_switch_to_fiber(f->tsan_fiber, 0);
+#endif
+        bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
+#if defined(TROUPE_ASAN)
+        __sanitizer_finish_switch_fiber(sched_fake_stack, nullptr, nullptr);
+#endif
+        f->fctx = t.fctx;
+        current = nullptr;
+#if defined(TROUPE_STATISTICS)
+        counters.switches.fetch_add(1, std::memory_order_relaxed);
+#endif
+        switch (std::exchange(action, post_action::none)) {
+        case post_action::park: {
+            // The fiber is off its stack now, so an unparker may reschedule it
+            // (on any processor) as soon as it sees `parked`. If a permit was
+            // banked meanwhile, consume it and run the fiber again at once.
+            std::uint32_t expected = context::running;
+            if (f->state_.compare_exchange_strong(expected, context::parked,
+                                                  std::memory_order_acq_rel))
+                return;
+            f->state_.store(context::running, std::memory_order_relaxed);
+            continue;
+        }
+        case post_action::yield:
+            if (!push(f)) owner.schedule(f);
+            return;
+        case post_action::finish: {
+#if defined(TROUPE_TSAN)
+            __tsan_destroy_fiber(f->tsan_fiber);
+#endif
+            cluster_impl* home = f->home;
+            // After the exchange the joiner may free the fiber: touch it no more.
+            context* j = f->joiner.exchange(done_marker, std::memory_order_acq_rel);
+            if (j) unpark(*j);
+            home->thread_finished();
+            return;
+        }
+        case post_action::none:
+            return;
+        }
+    }
+}
+
+}  // namespace detail
+
+context& this_context() noexcept {
+    if (detail::fiber* f = detail::current_fiber()) return *f;
+    return detail::current_os_context();
+}
+
+void park() noexcept {
+    context& self = this_context();
+    // Fast path: consume a banked permit (acquire: see what the waker wrote).
+    std::uint32_t expected = context::permit;
+    if (self.state_.compare_exchange_strong(expected, context::running, std::memory_order_acquire))
+        return;
+    if (self.is_user_thread()) {
+        detail::processor::switch_out(static_cast<detail::fiber*>(&self), detail::post_action::park);
+        // Resumed: the unparker set us back to running.
+        std::atomic_thread_fence(std::memory_order_acquire);
+        return;
+    }
+    expected = context::running;
+    if (!self.state_.compare_exchange_strong(expected, context::parked, std::memory_order_acq_rel)) {
+        // A permit arrived between the two CASes: consume it.
+        self.state_.store(context::running, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        return;
+    }
+    while (self.state_.load(std::memory_order_acquire) == context::parked)
+        detail::futex_wait(self.state_, context::parked);
+}
+
+void unpark(context& c) noexcept {
+    std::uint32_t s = c.state_.load(std::memory_order_relaxed);
+    for (;;) {
+        if (s == context::running) {
+            // Bank a permit; release publishes what we did before waking.
+            if (c.state_.compare_exchange_weak(s, context::permit, std::memory_order_release,
+                                               std::memory_order_relaxed))
+                return;
+        } else if (s == context::permit) {
+            if constexpr (checked_build)
+                detail::report_misuse(detail::describe("context", nullptr, &c) +
+                                      ": unparked twice without a park in between");
+            return;
+        } else {
+            // Parked: we own the wake. acq_rel: release our writes to the
+            // woken context; it cannot run again until we reschedule it.
+            if (c.state_.compare_exchange_weak(s, context::running, std::memory_order_acq_rel,
+                                               std::memory_order_relaxed)) {
+                if (c.is_user_thread()) {
+                    auto* f = static_cast<detail::fiber*>(&c);
+                    f->home->schedule(f);
+                } else {
+                    detail::futex_wake(c.state_);
+                }
+                return;
+            }
+        }
+    }
+}
+
+namespace detail {
+
+context& fiber_context(fiber* f) noexcept { return *f; }
+
+fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,
+                    void** payload) {
+    const bool pooled = attrs.stack_size == 0 || attrs.stack_size == defaults::stack_size;
+    const std::size_t usable = attrs.stack_size ? attrs.stack_size : defaults::stack_size;
+    stack_mapping s = stack_allocate(usable);
+    char* top = s.base + s.size;
+    // Descriptor at the top of the stack, the callable just below it.
+    char* desc = reinterpret_cast<char*>(
+        (reinterpret_cast<std::uintptr_t>(top) - sizeof(fiber)) & ~std::uintptr_t(alignof(fiber) - 1));
+    auto* f = ::new (desc) fiber();
+    char* pay = reinterpret_cast<char*>(
+        (reinterpret_cast<std::uintptr_t>(desc) - size) & ~std::uintptr_t(align - 1));
+    char* sp = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(pay) & ~std::uintptr_t(63));
+    f->stack = s;
+    f->pooled = pooled;
+    f->stack_low = s.base + page_size();
+    f->stack_usable = static_cast<std::size_t>(s.base + s.size - f->stack_low);
+    f->payload = pay;
+    f->name = attrs.name;
+    cluster& c = attrs.on ? *attrs.on : this_cluster();
+    f->home = &c.impl();
+    f->fctx = bctx::make_fcontext(sp, static_cast<std::size_t>(sp - f->stack_low), &fiber_main);
+    *payload = pay;
+    return f;
+}
+
+void fiber_start(fiber* f, void (*invoke)(void*)) {
+    f->invoke = invoke;
+#if defined(TROUPE_TSAN)
+    f->tsan_fiber = __tsan_create_fiber(0);
+#endif
+    f->home->thread_started();
+#if defined(TROUPE_STATISTICS)
+    if (processor* p = current_processor()) p->counters.created.fetch_add(1, std::memory_order_relaxed);
+#endif
+    f->home->schedule_new(f);
+}
+
+namespace {
+std::exception_ptr wait_and_release(fiber* f) noexcept {
+    context& me = this_context();
+    context* expected = nullptr;
+    // Register as the joiner; if the fiber already finished the CAS fails
+    // with done_marker and there is nobody to wait for.
+    if (f->joiner.compare_exchange_strong(expected, &me, std::memory_order_acq_rel)) park();
+    std::exception_ptr e = std::move(f->error);
+    stack_mapping s = f->stack;
+    f->~fiber();
+    stack_release(s);
+    return e;
+}
+}  // namespace
+
+void fiber_join(fiber* f) {
+    if (auto e = wait_and_release(f)) std::rethrow_exception(e);
+}
+
+void fiber_join_noexcept(fiber* f) noexcept {
+    const char* name = f->name;
+    const void* addr = f;
+    if (auto e = wait_and_release(f)) {
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            what = x.what();
+        } catch (...) {
+        }
+        std::fprintf(stderr, "troupe: %s ended with an uncaught exception: %s\n",
+                     describe("thread", name, addr).c_str(), what.c_str());
+    }
+}
+
+}  // namespace detail
+
+namespace this_thread {
+
+void yield() noexcept {
+    if (detail::fiber* f = detail::current_fiber())
+        detail::processor::switch_out(f, detail::post_action::yield);
+    else
+        std::this_thread::yield();
+}
+
+void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {
+    if (deadline <= std::chrono::steady_clock::now()) return;
+    context& me = this_context();
+    detail::timer_node t;
+    t.deadline = deadline;
+    t.arg = &me;
+    t.fire = [](detail::timer_node& n) noexcept { unpark(*static_cast<context*>(n.arg)); };
+    detail::timer_arm(t);
+    park();  // the timer is our only waker
+}
+
+void sleep_for(std::chrono::nanoseconds d) noexcept {
+    if (d <= std::chrono::nanoseconds::zero()) return;
+    sleep_until(std::chrono::steady_clock::now() + d);
+}
+
+bool in_user_thread() noexcept { return detail::current_fiber() != nullptr; }
+
+}  // namespace this_thread
+}  // namespace troupe

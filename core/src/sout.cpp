@@ -1,0 +1,7 @@
+#include <iostream>
+
+#include "troupe/sout.hpp"
+
+namespace troupe {
+locked_ostream sout{std::cout};
+}

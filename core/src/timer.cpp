@@ -1,0 +1,169 @@
+// The timer service: a min-heap of deadlines and one sleeping service thread.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+#include "troupe/detail/futex.hpp"
+#include "troupe/detail/timer.hpp"
+#include "troupe/spinlock.hpp"
+
+namespace troupe::detail {
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+              nullptr, nullptr, 0);
+}
+
+void futex_wait_until(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                      std::chrono::steady_clock::time_point deadline) noexcept {
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::nanoseconds::zero()) return;
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &ts,
+              nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
+    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count, nullptr,
+              nullptr, 0);
+}
+
+namespace {
+
+class timer_service {
+public:
+    timer_service() : thread_([this] { run(); }) {}
+    ~timer_service() {
+        lock_.lock();
+        stop_ = true;
+        lock_.unlock();
+        kick();
+        thread_.join();
+    }
+
+    void arm(timer_node& n) {
+        lock_.lock();
+        n.heap_index = heap_.size();
+        try {
+            heap_.push_back(&n);
+        } catch (...) {
+            n.heap_index = timer_node::npos;
+            lock_.unlock();
+            throw;
+        }
+        sift_up(n.heap_index);
+        const bool earliest = heap_.front() == &n;
+        lock_.unlock();
+        if (earliest) kick();  // the service may be sleeping past our deadline
+    }
+
+    bool cancel(timer_node& n) noexcept {
+        // Callbacks run under lock_, so once we hold it none is running.
+        lock_.lock();
+        const bool armed = n.heap_index != timer_node::npos;
+        if (armed) erase(n.heap_index);
+        lock_.unlock();
+        return armed;
+    }
+
+private:
+    void kick() noexcept {
+        seq_.fetch_add(1, std::memory_order_seq_cst);
+        futex_wake(seq_);
+    }
+
+    void run() noexcept {
+        for (;;) {
+            const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
+            lock_.lock();
+            if (stop_) {
+                lock_.unlock();
+                return;
+            }
+            const auto now = timer_node::clock::now();
+            while (!heap_.empty() && heap_.front()->deadline <= now) {
+                timer_node* n = heap_.front();
+                erase(0);
+                // The callback is the last touch of `n`: its owner may free
+                // it as soon as the callback unparks it.
+                n->fire(*n);
+            }
+            const bool any = !heap_.empty();
+            const auto next = any ? heap_.front()->deadline : timer_node::clock::time_point{};
+            lock_.unlock();
+            // A kick after `seen` was read changes seq_, so the wait returns.
+            if (any)
+                futex_wait_until(seq_, seen, next);
+            else
+                futex_wait(seq_, seen);
+        }
+    }
+
+    void swap_at(std::size_t a, std::size_t b) noexcept {
+        std::swap(heap_[a], heap_[b]);
+        heap_[a]->heap_index = a;
+        heap_[b]->heap_index = b;
+    }
+    void sift_up(std::size_t i) noexcept {
+        while (i > 0) {
+            std::size_t parent = (i - 1) / 2;
+            if (heap_[parent]->deadline <= heap_[i]->deadline) break;
+            swap_at(i, parent);
+            i = parent;
+        }
+    }
+    void sift_down(std::size_t i) noexcept {
+        for (;;) {
+            std::size_t l = 2 * i + 1, r = l + 1, m = i;
+            if (l < heap_.size() && heap_[l]->deadline < heap_[m]->deadline) m = l;
+            if (r < heap_.size() && heap_[r]->deadline < heap_[m]->deadline) m = r;
+            if (m == i) return;
+            swap_at(i, m);
+            i = m;
+        }
+    }
+    void erase(std::size_t i) noexcept {
+        timer_node* victim = heap_[i];
+        const std::size_t last = heap_.size() - 1;
+        if (i != last) {
+            swap_at(i, last);
+            heap_.pop_back();
+            sift_down(i);
+            sift_up(i);
+        } else {
+            heap_.pop_back();
+        }
+        victim->heap_index = timer_node::npos;
+    }
+
+    spinlock lock_{"timer heap"};
+    std::vector<timer_node*> heap_;
+    bool stop_ = false;
+    std::atomic<std::uint32_t> seq_{0};
+    std::thread thread_;
+};
+
+timer_service& service() {
+    static timer_service s;
+    return s;
+}
+
+}  // namespace
+
+void timer_arm(timer_node& n) { service().arm(n); }
+bool timer_cancel(timer_node& n) noexcept {
+    // Never armed (or already fired and popped): nothing to do, and no need
+    // to start the service. Reading heap_index unlocked is only a shortcut
+    // for nodes this thread never armed; an armed node takes the lock.
+    if (n.heap_index == timer_node::npos && n.fire == nullptr) return false;
+    return service().cancel(n);
+}
+
+}  // namespace troupe::detail
