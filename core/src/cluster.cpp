@@ -154,12 +154,18 @@ void processor::run() noexcept {
         }
     }
     for (;;) {
+        // Checked between threads, not only when idle: a busy processor
+        // must still retire promptly when its cluster shrinks.
+        if (retire_.load(std::memory_order_acquire)) break;
         fiber* f = find_work();
         if (!f) {
             if (stop_.load(std::memory_order_acquire)) break;
-            if (retire_.load(std::memory_order_acquire)) break;
             f = idle();
             if (!f) continue;
+            if (retire_.load(std::memory_order_acquire)) {
+                owner.schedule(f);  // not ours to run any more
+                break;
+            }
         }
         run_fiber(f);
     }

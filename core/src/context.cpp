@@ -128,11 +128,14 @@ void processor::run_fiber(fiber* f) noexcept {
 #if defined(TROUPE_TSAN)
             __tsan_destroy_fiber(f->tsan_fiber);
 #endif
-            cluster_impl* home = f->home;
+            // Count the thread finished before the joiner can see it done, so
+            // live_threads() is exact once join() returns. (The cluster
+            // cannot be destroyed under us: its destructor joins this kernel
+            // thread first.)
+            f->home->thread_finished();
             // After the exchange the joiner may free the fiber: touch it no more.
             context* j = f->joiner.exchange(done_marker, std::memory_order_acq_rel);
             if (j) unpark(*j);
-            home->thread_finished();
             return;
         }
         case post_action::none:

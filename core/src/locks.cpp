@@ -8,6 +8,7 @@
 #include "troupe/mcs_lock.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/spinlock.hpp"
+#include "troupe/thread.hpp"
 
 namespace troupe {
 
@@ -21,7 +22,9 @@ void spinlock::lock_slow() noexcept {
                 detail::cpu_relax();
                 ++spins;
             } else {
-                std::this_thread::yield();  // the holder may be descheduled
+                // The holder may be descheduled: a user thread that yields
+                // while holding it waits on our processor's ready queue.
+                this_thread::yield();
             }
         }
         if (!flag_.exchange(true, std::memory_order_acquire)) break;
@@ -45,6 +48,20 @@ bool spinlock::note_release() noexcept {
 
 // ---------------------------------------------------------------- mcs_lock
 
+namespace {
+// Spin a little, then yield: FIFO hand-off to a waiter whose kernel thread
+// is descheduled (more spinners than cores) would otherwise stall every
+// hand-off for a whole time slice. A user thread yields to its processor,
+// so a holder that yielded on the same processor can run.
+struct backoff {
+    int spins = 0;
+    void pause() noexcept {
+        if (++spins < defaults::spinlock_spins) detail::cpu_relax();
+        else this_thread::yield();
+    }
+};
+}  // namespace
+
 void mcs_lock::lock() noexcept {
     for (;;) {
         qnode* prev = tail_.load(std::memory_order_relaxed);
@@ -64,7 +81,8 @@ void mcs_lock::lock() noexcept {
             continue;
         // Link behind the predecessor (self_ if the holder had no queue).
         prev->next.store(&me, std::memory_order_release);
-        while (me.waiting.load(std::memory_order_acquire)) detail::cpu_relax();
+        backoff b;
+        while (me.waiting.load(std::memory_order_acquire)) b.pause();
         // We own the lock. Move our successor link into self_, since `me`
         // dies when we return. If no successor yet, try to make self_ the
         // tail again; if that fails a successor is linking to `me`: wait.
@@ -74,7 +92,7 @@ void mcs_lock::lock() noexcept {
             qnode* expected = &me;
             if (tail_.compare_exchange_strong(expected, &self_, std::memory_order_acq_rel))
                 return;
-            while ((succ = me.next.load(std::memory_order_acquire)) == nullptr) detail::cpu_relax();
+            while ((succ = me.next.load(std::memory_order_acquire)) == nullptr) b.pause();
         }
         self_.next.store(succ, std::memory_order_relaxed);
         return;
@@ -88,7 +106,8 @@ void mcs_lock::unlock() noexcept {
         // No queue: free the lock (release our critical section).
         if (tail_.compare_exchange_strong(expected, nullptr, std::memory_order_release)) return;
         // Someone swung the tail but has not linked yet.
-        while ((succ = self_.next.load(std::memory_order_acquire)) == nullptr) detail::cpu_relax();
+        backoff b;
+        while ((succ = self_.next.load(std::memory_order_acquire)) == nullptr) b.pause();
     }
     self_.next.store(nullptr, std::memory_order_relaxed);
     // Hand over: release pairs with the waiter's acquire spin.

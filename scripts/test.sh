@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs the whole test suite. Installs what is missing and builds first.
+# Usage: scripts/test.sh [release|asan|tsan|all]   (default: all three)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+configs=("${@:-all}")
+[ "${configs[0]}" = all ] && configs=(release asan tsan)
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+status=0
+for cfg in "${configs[@]}"; do
+  echo "== troupe tests: $cfg"
+  bash scripts/build.sh "$cfg"
+  run=()
+  # gcc 12's TSan cannot map its shadow under the high mmap entropy of newer
+  # kernels; running without address randomisation avoids that.
+  [ "$cfg" = tsan ] && command -v setarch >/dev/null && run=(setarch "$(uname -m)" -R)
+  if ! "${run[@]}" meson test -C "${BUILD_ROOT:-build}/$cfg" --print-errorlogs --num-processes 2 \
+        --timeout-multiplier 3; then
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,104 @@
+// future<T>: fulfil once, get blocks, exceptions, reset and reuse.
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixture.hpp"
+#include "troupe/future.hpp"
+#include "troupe/thread.hpp"
+
+using troupe_test::on_processors;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int rounds = 300;
+#else
+constexpr int rounds = 3'000;
+#endif
+
+TEST_CASE("get blocks until fulfil; every waiter sees the value") {
+    on_processors([](troupe::cluster& c) {
+        troupe::future<std::string> f;
+        std::atomic<int> ok{0};
+        {
+            std::vector<troupe::thread> ts;
+            std::vector<std::thread> os;
+            for (int i = 0; i < 10; ++i) ts.emplace_back(c, [&] { ok += f.get() == "ready"; });
+            for (int i = 0; i < 2; ++i) os.emplace_back([&] { ok += f.get() == "ready"; });
+            CHECK_FALSE(f.available());
+            troupe::thread producer{c, [&] { f.fulfil("ready"); }};
+            producer.join();
+            for (auto& t : os) t.join();
+        }
+        CHECK(ok.load() == 12);
+        CHECK(f.available());
+        REQUIRE(f.try_get() != nullptr);
+        CHECK(*f.try_get() == "ready");
+    });
+}
+
+TEST_CASE("a second fulfil throws future_error and keeps the first value") {
+    troupe::future<int> f;
+    CHECK_FALSE(f.fulfil(1));  // nobody waited
+    CHECK_THROWS_AS(f.fulfil(2), troupe::future_error);
+    CHECK(f.get() == 1);
+    troupe::future<void> v;
+    v.fulfil();
+    CHECK_THROWS_AS(v.fulfil(), troupe::future_error);
+}
+
+TEST_CASE("an exception delivered instead of a value is rethrown by every get") {
+    on_processors([](troupe::cluster& c) {
+        troupe::future<int> f;
+        std::atomic<int> caught{0};
+        {
+            std::vector<troupe::thread> ts;
+            for (int i = 0; i < 5; ++i)
+                ts.emplace_back(c, [&] {
+                    try {
+                        f.get();
+                    } catch (const std::runtime_error& e) {
+                        caught += std::string(e.what()) == "no answer";
+                    }
+                });
+            f.fulfil_exception(std::make_exception_ptr(std::runtime_error("no answer")));
+        }
+        CHECK(caught.load() == 5);
+        CHECK_THROWS_AS(f.try_get(), std::runtime_error);
+        CHECK_THROWS_AS(f.fulfil(3), troupe::future_error);
+    });
+}
+
+TEST_CASE("reset makes a future reusable over many rounds (user and OS threads)") {
+    on_processors([](troupe::cluster& c) {
+        troupe::future<int> request, reply;
+        long sum = 0;
+        troupe::thread server{c, [&] {
+            for (int i = 0; i < rounds; ++i) {
+                int v = request.get();
+                request.reset();  // before replying: the client waits on reply
+                reply.fulfil(v * 2);
+            }
+        }};
+        for (int i = 0; i < rounds; ++i) {
+            request.fulfil(i);
+            sum += reply.get();
+            reply.reset();
+        }
+        server.join();
+        CHECK(sum == 2L * rounds * (rounds - 1) / 2);
+    });
+}
+
+TEST_CASE("reset with a blocked waiter throws future_error") {
+    troupe::cluster c{1};
+    troupe::future<int> f;
+    troupe::thread waiter{c, [&] { CHECK(f.get() == 5); }};
+    while (f.waiters() == 0) std::this_thread::yield();
+    CHECK_THROWS_AS(f.reset(), troupe::future_error);
+    CHECK(f.fulfil(5));
+    waiter.join();
+    f.reset();
+    CHECK_FALSE(f.available());
+}
