@@ -34,6 +34,18 @@ void processor::join_kernel_thread() {
 }
 
 bool processor::push(fiber* f) noexcept {
+    processor* self = current_processor();
+    // Once `f` is queued it may run, finish, and let the cluster be
+    // destroyed while we still look at this processor to wake it: a pusher
+    // from outside the cluster registers itself so the destructor waits.
+    const bool outside = self == nullptr || &self->owner != &owner;
+    if (outside) owner.remote_pushes.fetch_add(1, std::memory_order_seq_cst);
+    struct done_guard {
+        std::atomic<int>* counter;
+        ~done_guard() {
+            if (counter) counter->fetch_sub(1, std::memory_order_release);
+        }
+    } done{outside ? &owner.remote_pushes : nullptr};
     qlock_.lock();
     if (retired_) {
         qlock_.unlock();
@@ -45,7 +57,6 @@ bool processor::push(fiber* f) noexcept {
     const std::size_t n = qsize_.fetch_add(1, std::memory_order_relaxed) + 1;
     qlock_.unlock();
 
-    processor* self = current_processor();
     if (self == this) {
         // Our own queue: we will run it. Wake a helper only for surplus work.
         if (n >= 2 && owner.sleepers.load(std::memory_order_seq_cst) > 0 &&
@@ -218,6 +229,8 @@ cluster_impl::~cluster_impl() {
     }
     for (auto& p : all_) p->request_stop();
     for (auto& p : all_) p->join_kernel_thread();
+    // An outside pusher may still be in its wake step (see push()).
+    while (remote_pushes.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 #if defined(TROUPE_STATISTICS)
     auto s = statistics();
     std::fprintf(stderr,

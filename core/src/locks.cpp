@@ -185,8 +185,11 @@ void blocking_lock_base::hand_off_or_free() {
     if (select_node* n = waiting_.pop_claimed()) {
         owner_ = &n->waiter();
         count_ = reinterpret_cast<std::size_t>(n->extra);
+        // Ownership is assigned before the wake: no window in which the
+        // lock is free.
+        const bool owed = n->commit();
         guard_.unlock();
-        n->wake();  // ownership is assigned before the wake: no free window
+        if (owed) n->unpark_waiter();
         return;
     }
     owner_ = nullptr;
@@ -238,10 +241,10 @@ bool blocking_lock_base::register_select(select_node& n) {
         guard_.unlock();
         return won;
     }
-    if (!n.is_claimed() || n.is_plain()) {
-        n.extra = reinterpret_cast<void*>(std::size_t{1});
-        waiting_.push_back(n);
-    }
+    // Queue it even if another clause already won the statement: unlock's
+    // pop_claimed drops such nodes, and unregister removes them.
+    n.extra = reinterpret_cast<void*>(std::size_t{1});
+    waiting_.push_back(n);
     guard_.unlock();
     return false;
 }
@@ -398,17 +401,17 @@ bool semaphore::try_acquire() noexcept {
 }
 
 void semaphore::release(std::size_t n) noexcept {
-    node_queue won;
+    node_queue to_wake;
     guard_.lock();
     while (n > 0) {
         select_node* w = waiting_.pop_claimed();
         if (!w) break;
-        won.push_back(*w);
+        to_wake.defer_wake(*w);
         --n;
     }
     count_ += n;  // only what no waiter took
     guard_.unlock();
-    while (select_node* w = won.pop_front()) w->wake();
+    to_wake.unpark_all();
 }
 
 std::size_t semaphore::count() const noexcept {
@@ -467,11 +470,14 @@ void future_base::throw_already_fulfilled() const {
 
 bool future_base::publish_and_wake(int state) noexcept {
     state_.store(state, std::memory_order_release);
-    node_queue won;
-    while (select_node* n = waiting_.pop_claimed()) won.push_back(*n);
+    node_queue to_wake;
+    bool any = false;
+    while (select_node* n = waiting_.pop_claimed()) {
+        any = true;
+        to_wake.defer_wake(*n);
+    }
     guard_.unlock();
-    const bool any = !won.empty();
-    while (select_node* n = won.pop_front()) n->wake();
+    to_wake.unpark_all();
     return any;
 }
 

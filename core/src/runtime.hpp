@@ -158,6 +158,10 @@ public:
 
     cluster* public_handle = nullptr;  // the cluster object owning this impl
     std::atomic<int> sleepers{0};
+    // Pushes from threads that are not this cluster's processors (timer
+    // thread, OS threads, other clusters) still running push()'s wake step.
+    // The destructor waits for zero before freeing the processors.
+    std::atomic<int> remote_pushes{0};
     std::atomic<int> spinners{0};
     const char* name;
 

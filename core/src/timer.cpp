@@ -159,10 +159,10 @@ timer_service& service() {
 
 void timer_arm(timer_node& n) { service().arm(n); }
 bool timer_cancel(timer_node& n) noexcept {
-    // Never armed (or already fired and popped): nothing to do, and no need
-    // to start the service. Reading heap_index unlocked is only a shortcut
-    // for nodes this thread never armed; an armed node takes the lock.
-    if (n.heap_index == timer_node::npos && n.fire == nullptr) return false;
+    // Never armed: nothing to do, and no need to start the service. Only the
+    // owner writes `fire` (before arming), so this unlocked read is safe;
+    // heap_index belongs to the service and is read under its lock.
+    if (n.fire == nullptr) return false;
     return service().cancel(n);
 }
 

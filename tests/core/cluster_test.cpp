@@ -36,7 +36,7 @@ TEST_CASE("processors RAII sets the default cluster's count and restores it") {
 
 TEST_CASE("independent clusters are created and destroyed repeatedly, side by side") {
     for (int round = 0; round < 20; ++round) {
-        troupe::cluster a{1 + round % 3};
+        troupe::cluster a{std::size_t(1 + round % 3)};
         troupe::cluster b{2};
         std::atomic<int> on_a{0}, on_b{0};
         troupe::semaphore s{0};

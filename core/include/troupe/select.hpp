@@ -15,8 +15,10 @@
 ///    address, *before* performing its operation;
 ///  - general (AND/OR trees): each node has its own status word, and a shared
 ///    park counter decides which availability must unpark the waiter.
-/// Resources call `try_claim()`; the winner performs the operation and then
-/// calls `wake()`. A loser must neither perform the operation nor unpark.
+/// Resources call `try_claim()` under their own lock; the winner performs
+/// the operation, calls `commit()` still under the lock, and after unlocking
+/// `unpark_waiter()` if commit said so (or `wake()` under the lock). A loser
+/// must neither perform the operation nor unpark.
 #include <atomic>
 #include <concepts>
 #include <cstdint>
@@ -84,17 +86,29 @@ public:
                               : s >= std::uintptr_t(select_status::sat);
     }
 
-    /// Wakes the waiter after a successful try_claim() and the operation. In
-    /// general mode the park counter makes exactly one availability per park
-    /// do the unpark: the waiter decrements before parking and parks only on
-    /// a negative result; we increment and unpark only when we bring it back
-    /// to zero. Must be the waker's last access to the node.
+    /// Step 1 of waking, called with the resource's lock still held, after
+    /// a successful try_claim() and the operation. Returns true if the waiter
+    /// must be unparked (then call unpark_waiter() after unlocking: the node
+    /// stays valid until that call). Returns false if the waiter is awake: do
+    /// not touch the node again. In general mode the park counter makes exactly
+    /// one availability per park unpark: the waiter decrements before parking
+    /// and parks on a negative result; we increment, and owe the unpark only
+    /// when we bring it back to zero. An awake general-mode waiter may finish
+    /// its statement as soon as the resource lock is free, which is why this
+    /// step must happen under it.
+    bool commit() noexcept {
+        return !park_counter_ ||
+               park_counter_->fetch_add(1, std::memory_order_acq_rel) + 1 == 0;
+    }
+
+    /// Step 2: unparks the waiter; the caller's last touch of the node.
+    void unpark_waiter() noexcept { unpark(*waiter_); }
+
+    /// commit() and, if owed, unpark_waiter() in one call, for use while the
+    /// resource's lock is still held (always safe), or after unlocking for
+    /// plain and exclusive nodes (their waiter is blocked until unparked).
     void wake() noexcept {
-        context& w = *waiter_;  // read before the node may go out of scope
-        if (park_counter_ &&
-            park_counter_->fetch_add(1, std::memory_order_acq_rel) + 1 != 0)
-            return;
-        unpark(w);
+        if (commit()) unpark_waiter();
     }
 
     /// Resource-specific payload (a channel's element pointer, for example).
@@ -166,6 +180,27 @@ public:
         while (select_node* n = pop_front())
             if (n->try_claim()) return n;
         return nullptr;
+    }
+
+    /// Appends `n` (claimed, operation done, under the resource's lock) to
+    /// this list of waiters to unpark after unlocking, if commit() says an
+    /// unpark is owed. Use with unpark_all().
+    void defer_wake(select_node& n) noexcept {
+        if (n.commit()) push_back(n);
+    }
+    /// After unlocking: unparks every deferred waiter. Each node's link is
+    /// read before its unpark, the last touch.
+    void unpark_all() noexcept {
+        select_node* n = head_;
+        head_ = tail_ = nullptr;
+        size_ = 0;
+        while (n) {
+            select_node* next = n->next_;
+            n->next_ = n->prev_ = nullptr;
+            n->queued_ = false;  // it is in no resource's queue any more
+            n->unpark_waiter();
+            n = next;
+        }
     }
 
 private:

@@ -45,6 +45,8 @@ public:
 
 private:
     static void fire(detail::timer_node& t) noexcept {
+        // Runs under the timer lock, which unregister_select's cancel also
+        // takes: claim and wake are complete before the waiter can leave.
         auto* self = static_cast<timeout*>(t.arg);
         if (self->node_->try_claim()) self->node_->wake();
     }
