@@ -17,7 +17,7 @@ namespace troupe {
 namespace detail {
 
 namespace {
-thread_local processor* tls_processor = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local processor* tls_processor = nullptr;
 }
 
 [[gnu::noinline]] processor* current_processor() noexcept { return tls_processor; }
@@ -54,7 +54,11 @@ bool processor::push(fiber* f) noexcept {
     f->ready_next = nullptr;
     if (tail_) tail_->ready_next = f; else head_ = f;
     tail_ = f;
-    const std::size_t n = qsize_.fetch_add(1, std::memory_order_relaxed) + 1;
+    // seq_cst RMW, not a plain store: with the seq_cst read of sleep_word_
+    // below it forms the pusher's half of a Dekker handshake with idle()
+    // (store asleep, then re-read qsize_). A plain store could still sit in
+    // the store buffer when we read `awake`, losing the wake-up.
+    const std::size_t n = qsize_.fetch_add(1, std::memory_order_seq_cst) + 1;
     qlock_.unlock();
 
     if (self == this) {
@@ -76,7 +80,8 @@ bool processor::push(fiber* f) noexcept {
 }
 
 fiber* processor::pop() noexcept {
-    if (qsize_.load(std::memory_order_relaxed) == 0) return nullptr;
+    // seq_cst: a sleeper's re-check (see push) must not read a stale 0.
+    if (qsize_.load(std::memory_order_seq_cst) == 0) return nullptr;
     qlock_.lock();
     fiber* f = head_;
     if (f) {
@@ -89,7 +94,7 @@ fiber* processor::pop() noexcept {
 }
 
 fiber* processor::try_steal_from() noexcept {
-    if (qsize_.load(std::memory_order_relaxed) == 0 || !qlock_.try_lock()) return nullptr;
+    if (qsize_.load(std::memory_order_seq_cst) == 0 || !qlock_.try_lock()) return nullptr;
     fiber* f = head_;
     if (f) {
         head_ = f->ready_next;

@@ -27,7 +27,13 @@ namespace troupe {
 namespace detail {
 
 namespace {
-thread_local os_context tls_os_context;
+// initial-exec: a direct %fs-relative access instead of __tls_get_addr.
+[[gnu::tls_model("initial-exec")]] thread_local os_context tls_os_context;
+
+bool multi_core() noexcept {
+    static const bool many = std::thread::hardware_concurrency() > 1;
+    return many;
+}
 }  // namespace
 
 // Both are noinline: a fiber may resume on another kernel thread, and the
@@ -162,6 +168,19 @@ void park() noexcept {
         // Resumed: the unparker set us back to running.
         std::atomic_thread_fence(std::memory_order_acquire);
         return;
+    }
+    // An OS thread polls its permit briefly before sleeping: a wake that
+    // comes soon (a lock hand-off, a reply) then costs no futex on either side.
+    if (detail::multi_core()) {
+        for (int i = 0; i < defaults::os_park_spins; ++i) {
+            detail::cpu_relax();
+            if (self.state_.load(std::memory_order_relaxed) == context::permit) {
+                expected = context::permit;
+                if (self.state_.compare_exchange_strong(expected, context::running,
+                                                        std::memory_order_acquire))
+                    return;
+            }
+        }
     }
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked, std::memory_order_acq_rel)) {

@@ -18,6 +18,14 @@ inline constexpr std::size_t stack_pool_limit = 4096;
 /// Polls of the ready queues an idle processor makes before it sleeps.
 inline constexpr int idle_spins = 256;
 
+/// Polls of its permit an OS thread makes before it sleeps on the futex in
+/// park(): a wake that comes within them (a lock hand-off, a reply) then costs
+/// no system call on either side. Skipped on single-core machines.
+inline constexpr int os_park_spins = 1000;
+
+/// Free stacks each kernel thread keeps in front of the shared pool.
+inline constexpr std::size_t stack_cache_per_thread = 8;
+
 /// Spins of a `spinlock` before it starts yielding the kernel thread.
 inline constexpr int spinlock_spins = 64;
 
