@@ -1,0 +1,58 @@
+#pragma once
+/// Every tunable default of the troupe actors module, in one place.
+///
+///     troupe::executor_config cfg;
+///     cfg.queues_per_worker = troupe::actor_defaults::queues_per_worker * 2;
+#include <cstddef>
+#include <cstdint>
+
+namespace troupe::actor_defaults {
+
+/// Mailboxes per worker (the thesis's sharding factor). More mailboxes mean
+/// less send contention and finer-grained stealing, at the cost of a longer
+/// scan per pass.
+inline constexpr std::size_t queues_per_worker = 16;
+
+/// Envelopes a fresh copy queue holds before its first doubling.
+inline constexpr std::uint32_t copy_queue_capacity = 16;
+
+/// A copy queue is never shrunk below this many envelopes.
+inline constexpr std::uint32_t copy_queue_min_capacity = 16;
+
+/// Gulps over which a copy queue's peak use is measured before it may be
+/// halved (it is halved only when that peak used less than half of it).
+inline constexpr std::uint32_t copy_queue_reclaim_window = 64;
+
+/// Empty passes over its own mailboxes a worker makes before it tries to
+/// steal (the thesis: two). After each attempt that finds nothing the gap
+/// doubles, up to `steal_backoff_max_passes`.
+inline constexpr unsigned steal_every_passes = 2;
+inline constexpr unsigned steal_backoff_max_passes = 128;
+
+/// A gulp at least this large, while a worker is parked and none is looking
+/// for work, wakes one parked worker to help.
+inline constexpr std::uint32_t helper_wake_batch = 64;
+
+/// Sends a batch's behaviours may append to that same batch (e.g. an actor
+/// messaging itself) before further ones wait for the next gulp, so one busy
+/// mailbox cannot starve the worker's others.
+inline constexpr std::uint32_t batch_append_budget = 1024;
+
+/// How many envelopes ahead of the one being delivered a worker prefetches
+/// the receiving actor.
+inline constexpr std::uint32_t prefetch_distance = 16;
+
+/// A thief may take a worker's only waiting mailbox when that worker's
+/// current batch has run this long (timestamp ticks: TSC cycles on x86,
+/// about 20-50 us on current machines).
+inline constexpr std::uint64_t long_batch_ticks = 100000;
+
+/// Empty passes (with a pause between them) an idle worker makes before it
+/// parks on a futex. Bounds idle CPU use; a wake costs a futex round trip.
+inline constexpr unsigned idle_passes_before_park = 2048;
+
+/// Minimum time between two wake-ups of a parked worker to help a busy one
+/// (only when nobody is already looking for work), in microseconds.
+inline constexpr unsigned helper_wake_interval_us = 200;
+
+}  // namespace troupe::actor_defaults

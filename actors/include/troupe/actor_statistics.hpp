@@ -1,0 +1,42 @@
+#pragma once
+/// Counters of an actor system, aggregated over its workers.
+///
+///     troupe::actor_system sys{2};
+///     ...
+///     sys.stop();
+///     auto s = sys.statistics();          // all zero unless -Dstatistics=true
+///     std::cout << s;                     // the report printed at stop
+///
+/// Counted per worker without atomics (statistics builds only) and summed
+/// when read; in other builds every field is zero and nothing is counted.
+#include <cstdint>
+#include <iosfwd>
+
+namespace troupe {
+
+struct actor_statistics {
+    std::uint64_t actors_created = 0;      ///< by behaviours and by other threads
+    std::uint64_t messages_sent = 0;       ///< including poison pills
+    std::uint64_t messages_received = 0;   ///< receives run
+    std::uint64_t gulps = 0;               ///< non-empty mailboxes taken in one lock acquisition
+    std::uint64_t gulped_messages = 0;     ///< envelopes taken by those gulps
+    std::uint64_t missed_gulps = 0;        ///< gulps skipped: the mailbox was being processed elsewhere
+    std::uint64_t steal_attempts = 0;
+    std::uint64_t steal_no_candidate = 0;  ///< attempts that found no eligible mailbox
+    std::uint64_t steal_failed_swaps = 0;  ///< attempts whose two-CAS swap lost a race
+    std::uint64_t steals = 0;              ///< mailboxes stolen
+    std::uint64_t messages_stolen = 0;     ///< envelopes queued in stolen mailboxes when stolen
+    std::uint64_t parks = 0;               ///< times an idle worker parked
+
+    double average_gulp() const noexcept {
+        return gulps ? static_cast<double>(gulped_messages) / static_cast<double>(gulps) : 0.0;
+    }
+    double average_steal() const noexcept {
+        return steals ? static_cast<double>(messages_stolen) / static_cast<double>(steals) : 0.0;
+    }
+};
+
+/// Writes the multi-line report printed at stop in statistics builds.
+std::ostream& operator<<(std::ostream& os, const actor_statistics& s);
+
+}  // namespace troupe

@@ -1,0 +1,135 @@
+#pragma once
+/// An actor system: the executor (worker kernel threads and mailboxes) that
+/// runs actors' behaviours.
+///
+///     {
+///         troupe::actor_system sys;          // one worker per hardware thread
+///         auto* a = new my_actor;            // joins sys (the default system)
+///         *a | hello | troupe::delete_msg;
+///         sys.stop();                        // blocks until every actor finished
+///     }
+///
+///     troupe::start_actor_system(2);         // the thesis-style functions
+///     ...
+///     troupe::stop_actor_system();
+///
+/// Workers are OS kernel threads, each with its own range of mailboxes.
+/// Idle workers spin briefly, try to steal mailboxes, then park on a futex:
+/// an idle system uses no CPU. Several systems may exist at once and be
+/// started and stopped repeatedly; the first running one (or the one from
+/// `start_actor_system`) is the default that new actors join.
+///
+/// A behaviour may fulfil a troupe::future, take locks or do non-blocking
+/// channel operations. A behaviour that blocks holds its worker's kernel
+/// thread (that is the cost): the other workers keep running and steal that
+/// worker's other mailboxes, but the rest of its current batch waits, and
+/// with a single worker nothing else runs. A behaviour's sends are delivered
+/// when its batch ends; before blocking on another actor's answer, call
+/// troupe::flush_sends() (troupe::ask does). Blocking on an actor of the
+/// same mailbox, or with one worker on any actor, deadlocks: prefer replying
+/// with messages.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "troupe/actor_statistics.hpp"
+#include "troupe/executor_config.hpp"
+
+namespace troupe {
+
+namespace detail {
+class executor;
+}
+
+/// Actors of one type still alive when a timed stop gave up.
+struct survivor {
+    std::string type;        ///< the actor's dynamic type
+    std::size_t count = 0;
+};
+
+/// The outcome of `actor_system::stop_for`.
+struct stop_report {
+    /// Every actor finished within the limit (the system stopped cleanly).
+    bool finished = true;
+    /// Actors still alive when the limit passed.
+    std::size_t live_actors = 0;
+    /// Those of them that had been sent at least one message, by type.
+    std::vector<survivor> survivors;
+    /// Live actors that were never sent a message (their type is unknown).
+    std::size_t never_messaged = 0;
+    /// A one-paragraph description ("3 actors still alive: 2 x server, ...").
+    std::string to_string() const;
+};
+
+class actor_system {
+public:
+    /// One worker per hardware thread this process may run on.
+    actor_system();
+    /// `workers` workers, 16 mailboxes each, stealing with the longest-victim
+    /// heuristic.
+    explicit actor_system(std::size_t workers);
+    /// An explicit configuration (see executor_config).
+    explicit actor_system(const executor_config& config);
+    actor_system(const actor_system&) = delete;
+    actor_system& operator=(const actor_system&) = delete;
+
+    /// Stops the system first if `stop` was not called (blocking until every
+    /// actor has finished).
+    ~actor_system();
+
+    /// Blocks (parks the caller: a user thread or an OS thread) until every
+    /// actor of this system has finished, then stops the workers. Returns at
+    /// once if no actor is alive (or none was ever created). Actors may still
+    /// be created (by behaviours or other threads) until the live count
+    /// reaches zero. Calling it again is harmless; calling it from one of this
+    /// system's behaviours is an error (it would wait for itself).
+    void stop();
+
+    /// As stop(), but gives up after `limit`: then the workers are stopped
+    /// anyway (after their current behaviours return), queued messages are
+    /// dropped, and the report names the actors still alive. Survivors stay
+    /// allocated; their storage is theirs to free.
+    stop_report stop_for(std::chrono::nanoseconds limit);
+
+    /// Whether stop() or stop_for() has completed.
+    bool stopped() const noexcept;
+    /// Number of worker kernel threads.
+    std::size_t workers() const noexcept;
+    /// Number of mailboxes.
+    std::size_t mailboxes() const noexcept;
+    /// Actors created and not finished (a snapshot).
+    std::size_t live_actors() const noexcept;
+    /// Workers parked on their futex right now (a snapshot; an idle system
+    /// eventually has all of them parked).
+    std::size_t parked_workers() const noexcept;
+    /// Counters so far (final after stop); zero without -Dstatistics=true.
+    actor_statistics statistics() const;
+    /// The configuration in effect (defaults filled in).
+    const executor_config& config() const noexcept;
+
+    detail::executor& impl() noexcept { return *impl_; }
+
+private:
+    std::unique_ptr<detail::executor> impl_;
+};
+
+/// The system new actors join when not created by a behaviour or with an
+/// explicit system: the one from start_actor_system, else the first running
+/// actor_system object; nullptr if none.
+actor_system* default_actor_system() noexcept;
+
+/// Starts the default actor system (one worker per hardware thread).
+void start_actor_system();
+/// Starts the default actor system with `workers` workers.
+void start_actor_system(std::size_t workers);
+/// Starts the default actor system with an explicit configuration.
+void start_actor_system(const executor_config& config);
+/// Blocks until every actor of the default system has finished, stops it
+/// and destroys it. Starting a new one afterwards is allowed.
+void stop_actor_system();
+/// As stop_actor_system, with a time limit (see actor_system::stop_for).
+stop_report stop_actor_system_for(std::chrono::nanoseconds limit);
+
+}  // namespace troupe

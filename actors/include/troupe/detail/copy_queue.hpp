@@ -1,0 +1,122 @@
+#pragma once
+// Envelopes and the copy queue that stores them (see actors/DESIGN.md).
+//
+// An envelope is (actor, message, trampoline): everything a worker needs to
+// run one receive. Sends copy envelopes into a growable array; a worker
+// empties a whole array at once (a gulp), so pushes and pops are amortised
+// O(1) with no per-message allocation once the array has grown to the
+// workload's size.
+#include <cstdint>
+#include <string_view>
+
+#include "troupe/actor_defaults.hpp"
+#include "troupe/allocation.hpp"
+
+namespace troupe {
+class actor;
+class message;
+}  // namespace troupe
+
+namespace troupe::detail {
+
+/// Calls the statically chosen receive of the derived actor/message types.
+using dispatch_fn = allocation (*)(actor&, message&);
+
+/// Type names for reports (one static object per actor/message pair).
+struct dispatch_names {
+    std::string_view actor;
+    std::string_view message;
+};
+
+struct envelope {
+    actor* receiver;
+    message* msg;
+    dispatch_fn fn;
+#if defined(TROUPE_CHECKED)
+    const dispatch_names* names;
+#endif
+};
+
+/// A growable array used in gulp fashion: pushes append; once consumption
+/// starts the array is drained completely before the next push, after
+/// which both indexes reset to zero. Not synchronised: a mailbox guards it
+/// with its lock while it accepts sends; a worker owns it while draining.
+class copy_queue {
+public:
+    explicit copy_queue(std::uint32_t capacity = actor_defaults::copy_queue_capacity);
+    ~copy_queue();
+    copy_queue(const copy_queue&) = delete;
+    copy_queue& operator=(const copy_queue&) = delete;
+
+    /// Appends `e`; doubles the array when full (amortised O(1)). A push
+    /// into a drained queue restarts at index 0 (a worker appending to the
+    /// batch it is draining reuses the front of the array).
+    void push(const envelope& e) {
+        if (next_ == count_) next_ = count_ = 0;
+        if (count_ == capacity_) [[unlikely]]
+            grow();
+        buf_[count_++] = e;
+    }
+
+    /// Appends `n` envelopes in order.
+    void append(const envelope* e, std::uint32_t n);
+
+    /// Forgets the contents (a staging buffer after its flush).
+    void clear() noexcept { next_ = count_ = 0; }
+
+    /// Makes room for `n` envelopes and marks them used (the caller fills
+    /// data()[0..n) of an empty queue).
+    void reserve(std::uint32_t n) {
+        while (capacity_ < n) grow();
+        count_ = n;
+        next_ = 0;
+    }
+    envelope* data() noexcept { return buf_; }
+
+    /// The next envelope in FIFO order, or nullptr when drained (then the
+    /// queue is reset to empty and ready for pushes again).
+    envelope* pop() noexcept {
+        if (next_ == count_) {
+            next_ = count_ = 0;
+            return nullptr;
+        }
+        return &buf_[next_++];
+    }
+
+    /// The envelope `k` places after the next one to pop, or nullptr.
+    const envelope* peek(std::uint32_t k) const noexcept {
+        return next_ + k < count_ ? &buf_[next_ + k] : nullptr;
+    }
+
+    std::uint32_t size() const noexcept { return count_ - next_; }
+    bool empty() const noexcept { return count_ == next_; }
+    std::uint32_t capacity() const noexcept { return capacity_; }
+
+    /// Called on an empty queue after a gulp of `used` envelopes was
+    /// processed. Tracks the peak use over a window of gulps and halves the
+    /// array when that peak stayed below half of it, so a burst does not pin
+    /// memory forever while a steady load never reallocates.
+    void reclaim(std::uint32_t used) noexcept {
+        if (used > window_peak_) window_peak_ = used;
+        if (++window_gulps_ < actor_defaults::copy_queue_reclaim_window) return;
+        if (window_peak_ * 2 < capacity_ && capacity_ > actor_defaults::copy_queue_min_capacity) shrink();
+        window_gulps_ = 0;
+        window_peak_ = 0;
+    }
+
+    /// Direct access for shutdown scans: envelopes [0, size()) from the front.
+    const envelope* front() const noexcept { return buf_ + next_; }
+
+private:
+    void grow();
+    void shrink() noexcept;
+
+    envelope* buf_;
+    std::uint32_t count_ = 0;     // one past the last pushed envelope
+    std::uint32_t next_ = 0;      // next envelope to pop
+    std::uint32_t capacity_;
+    std::uint32_t window_peak_ = 0;
+    std::uint32_t window_gulps_ = 0;
+};
+
+}  // namespace troupe::detail

@@ -1,0 +1,46 @@
+#pragma once
+// A mailbox: one of the executor's M message queues (see actors/DESIGN.md).
+// Exposed only because the inline send path needs it.
+#include <atomic>
+#include <cstdint>
+
+#include "troupe/detail/copy_queue.hpp"
+#include "troupe/spinlock.hpp"
+
+namespace troupe::detail {
+
+class executor;
+
+struct alignas(64) mailbox {
+    // Guards `queue`.
+    spinlock lock{"actor mailbox"};
+    // The copy queue accepting sends (a gulp swaps it with the worker's
+    // empty one).
+    copy_queue* queue = nullptr;
+    // == queue->size(); stored under `lock`, read anywhere as a hint (the
+    // test in test-and-gulp, thieves' candidate checks).
+    std::atomic<std::uint32_t> pending{0};
+    // Set (under `lock`) by the gulp that takes a non-empty batch, cleared
+    // (release) when the batch is processed. While set nobody else gulps:
+    // this is what keeps one actor on one worker at a time.
+    std::atomic<bool> being_processed{false};
+    // The worker whose slot range holds this mailbox (a hint for waking;
+    // see the wake protocol in actors/DESIGN.md).
+    std::atomic<std::uint32_t> owner{0};
+    // The executor's count of parked workers (read under `lock` by sends).
+    std::atomic<std::uint32_t>* sleepers = nullptr;
+    executor* exec = nullptr;
+    // Registry of live actors that have received a message (for the
+    // survivor report of a timed stop; types are named from it): linked at
+    // their first delivery,
+    // unlinked when they end; touched only by the worker holding
+    // `being_processed` (so no lock).
+    actor* settled = nullptr;
+    std::uint32_t index = 0;
+};
+
+/// Wakes the worker owning `mb` if it is parked. Called by a send that saw
+/// parked workers.
+void wake_owner(mailbox& mb) noexcept;
+
+}  // namespace troupe::detail

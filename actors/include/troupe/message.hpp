@@ -1,0 +1,95 @@
+#pragma once
+/// The base of every actor message.
+///
+///     struct add_msg : troupe::message {
+///         int n;
+///         explicit add_msg(int n) : n(n) {}
+///     };
+///     add_msg add{5};                        // reusable (Nodelete)
+///     auto* once = new add_msg{7};
+///     once->set_allocation(troupe::Delete);  // freed after it is received
+///
+/// A message is sent by reference: the executor never copies it, so it must
+/// outlive every receive of it. One message may be sent to many actors (and
+/// to one actor many times); its allocation action runs after each receive,
+/// as set at that time. The destructor is virtual, so `Delete` through the
+/// base frees the whole derived object.
+///
+/// Checked builds report a message destroyed without ever being sent.
+#include <atomic>
+#include <source_location>
+
+#include "troupe/allocation.hpp"
+
+namespace troupe {
+
+class message;
+
+namespace detail {
+struct send_access;
+struct worker_access;
+void message_destroyed_unsent(const message& m) noexcept;
+}  // namespace detail
+
+class message {
+public:
+    /// A message with allocation `Nodelete`. (The source location names the
+    /// derived type in checked-build reports; never pass it yourself.)
+    message(std::source_location where = std::source_location::current()) noexcept
+        : where_(where) {}
+    /// A message with allocation `a` (`Finished` is stored as `Nodelete`: for
+    /// messages the two mean the same).
+    explicit message(allocation a, std::source_location where = std::source_location::current()) noexcept
+        : alloc_(a == Finished ? Nodelete : a), where_(where) {}
+
+    /// Copies the payload's allocation; the copy is a new, unsent message.
+    message(const message& o) noexcept : alloc_(o.alloc_), where_(o.where_) {}
+    message& operator=(const message& o) noexcept {
+        alloc_ = o.alloc_;
+        return *this;
+    }
+
+    virtual ~message() {
+#if defined(TROUPE_CHECKED)
+        if (!sent_.load(std::memory_order_relaxed)) detail::message_destroyed_unsent(*this);
+#endif
+    }
+
+    /// Sets what happens to this message after the current (or next) receive;
+    /// returns the previous value. Call it from a behaviour or before sending.
+    allocation set_allocation(allocation a) noexcept {
+        allocation old = alloc_;
+        alloc_ = a;
+        return old;
+    }
+    /// The allocation action that will run after the next receive.
+    allocation get_allocation() const noexcept { return alloc_; }
+
+    /// Where the most-derived message was constructed (used in reports).
+    const std::source_location& origin() const noexcept { return where_; }
+
+protected:
+    /// For the builtin poison pills: exempt from the "never sent" check.
+    struct builtin_tag {};
+    // (No source location: GCC 12 misplaces constant-initialised ones of
+    // inline variables in COMDAT sections a static link discards.)
+#if defined(TROUPE_CHECKED)
+    constexpr explicit message(builtin_tag) noexcept : sent_(true) {}
+#else
+    constexpr explicit message(builtin_tag) noexcept {}
+#endif
+
+private:
+    friend struct detail::send_access;
+    friend struct detail::worker_access;
+
+    allocation alloc_ = Nodelete;
+#if defined(TROUPE_CHECKED)
+    // Set by every send; also set for messages that are exempt from the
+    // "destroyed unsent" check (the builtin poison pills).
+    std::atomic<bool> sent_{false};
+#endif
+    std::source_location where_;
+};
+
+}  // namespace troupe

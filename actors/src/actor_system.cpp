@@ -1,0 +1,146 @@
+// actor_system, the default system and the thesis-style start/stop functions.
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "executor.hpp"
+#include "troupe/error.hpp"
+
+namespace troupe {
+
+namespace {
+
+// The one default runtime: the system new actors join when nothing more
+// specific applies (see default_actor_system()).
+std::atomic<actor_system*> g_default{nullptr};
+
+std::mutex g_started_mutex;
+actor_system* g_started = nullptr;  // from start_actor_system, guarded by g_started_mutex
+
+// Executors a timed stop abandoned: survivors still point into them.
+std::mutex g_abandoned_mutex;
+std::vector<std::unique_ptr<detail::executor>>& abandoned() {
+    static auto* v = new std::vector<std::unique_ptr<detail::executor>>;  // reachable, never freed
+    return *v;
+}
+
+void release_default(actor_system* s) noexcept {
+    actor_system* expected = s;
+    g_default.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+}
+
+executor_config with_workers(std::size_t n) {
+    executor_config c;
+    c.workers = n;
+    return c;
+}
+
+}  // namespace
+
+namespace detail {
+executor* default_executor() noexcept {
+    actor_system* s = g_default.load(std::memory_order_acquire);
+    return s ? &s->impl() : nullptr;
+}
+}  // namespace detail
+
+actor_system::actor_system() : actor_system(executor_config{}) {}
+
+actor_system::actor_system(std::size_t workers) : actor_system(with_workers(workers)) {}
+
+actor_system::actor_system(const executor_config& config)
+    : impl_(std::make_unique<detail::executor>(config, this)) {
+    // The first running system becomes the default (unless one exists).
+    actor_system* expected = nullptr;
+    g_default.compare_exchange_strong(expected, this, std::memory_order_acq_rel);
+}
+
+actor_system::~actor_system() {
+    if (!impl_->stopped.load(std::memory_order_relaxed)) impl_->stop(false, {});
+    release_default(this);
+    if (impl_->abandoned.load(std::memory_order_relaxed)) {
+        std::lock_guard g{g_abandoned_mutex};
+        abandoned().push_back(std::move(impl_));
+    }
+}
+
+void actor_system::stop() {
+    impl_->stop(false, {});
+    if (impl_->stopped.load(std::memory_order_relaxed)) release_default(this);
+}
+
+stop_report actor_system::stop_for(std::chrono::nanoseconds limit) {
+    stop_report r = impl_->stop(true, std::chrono::steady_clock::now() + limit);
+    if (impl_->stopped.load(std::memory_order_relaxed)) release_default(this);
+    return r;
+}
+
+bool actor_system::stopped() const noexcept { return impl_->stopped.load(std::memory_order_relaxed); }
+std::size_t actor_system::workers() const noexcept { return impl_->workers.size(); }
+std::size_t actor_system::mailboxes() const noexcept { return impl_->mailbox_count; }
+std::size_t actor_system::live_actors() const noexcept { return static_cast<std::size_t>(impl_->live()); }
+std::size_t actor_system::parked_workers() const noexcept {
+    std::size_t n = 0;
+    for (auto& w : impl_->workers) n += w->state.load(std::memory_order_relaxed) == detail::worker::parked;
+    return n;
+}
+actor_statistics actor_system::statistics() const { return impl_->statistics(); }
+const executor_config& actor_system::config() const noexcept { return impl_->cfg; }
+
+actor_system* default_actor_system() noexcept { return g_default.load(std::memory_order_acquire); }
+
+void start_actor_system(const executor_config& config) {
+    std::lock_guard g{g_started_mutex};
+    if (g_started) {
+        detail::report_misuse(detail::describe("actor system", "default", g_started) +
+                              ": start_actor_system called while it is running (call stop_actor_system first)");
+        return;
+    }
+    g_started = new actor_system(config);
+    // The started system is the default even if another one was.
+    g_default.store(g_started, std::memory_order_release);
+}
+
+void start_actor_system() { start_actor_system(executor_config{}); }
+void start_actor_system(std::size_t workers) { start_actor_system(with_workers(workers)); }
+
+namespace {
+actor_system* take_started() {
+    std::lock_guard g{g_started_mutex};
+    actor_system* s = g_started;
+    g_started = nullptr;
+    if (!s) detail::report_misuse("actor system: stop_actor_system called with no system started by start_actor_system");
+    return s;
+}
+}  // namespace
+
+void stop_actor_system() {
+    if (actor_system* s = take_started()) {
+        s->stop();
+        delete s;
+    }
+}
+
+stop_report stop_actor_system_for(std::chrono::nanoseconds limit) {
+    stop_report r;
+    if (actor_system* s = take_started()) {
+        r = s->stop_for(limit);
+        delete s;
+    }
+    return r;
+}
+
+std::string stop_report::to_string() const {
+    if (finished) return "every actor finished";
+    std::string s = std::to_string(live_actors) + " actor(s) still alive";
+    const char* sep = ": ";
+    for (const auto& v : survivors) {
+        s += sep + std::to_string(v.count) + " x " + v.type;
+        sep = ", ";
+    }
+    if (never_messaged) s += std::string{sep} + std::to_string(never_messaged) + " never sent a message (type unknown)";
+    return s;
+}
+
+}  // namespace troupe

@@ -1,0 +1,114 @@
+// Checked builds: sends to ended actors, deliveries to ended actors,
+// messages destroyed unsent.
+#include <array>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "executor.hpp"
+#include "troupe/error.hpp"
+
+namespace troupe::detail {
+
+#if defined(TROUPE_CHECKED)
+
+namespace {
+
+// Ended actors by address, so a late send is caught without touching the
+// (possibly freed) actor. An address leaves the record when a new actor is
+// constructed there.
+struct ended_record {
+    struct entry {
+        allocation how;
+        const executor* ex;
+    };
+    struct shard {
+        std::mutex m;
+        std::unordered_map<const void*, entry> map;
+    };
+    std::array<shard, 64> shards;
+    std::atomic<std::size_t> count{0};
+
+    shard& of(const void* p) { return shards[(reinterpret_cast<std::uintptr_t>(p) >> 4) % shards.size()]; }
+};
+
+ended_record& record() {
+    static ended_record* r = new ended_record;  // outlives every static actor
+    return *r;
+}
+
+const char* ended_how(allocation how) {
+    switch (how) {
+    case Delete: return "been deleted";
+    case Destroy: return "been destroyed";
+    default: return "finished";
+    }
+}
+
+std::string q(std::string_view s) { return "'" + std::string{s} + "'"; }
+
+}  // namespace
+
+void note_ended(const actor* a, allocation how, const executor* ex) {
+    auto& r = record();
+    auto& s = r.of(a);
+    std::lock_guard g{s.m};
+    if (s.map.insert_or_assign(a, ended_record::entry{how, ex}).second)
+        r.count.fetch_add(1, std::memory_order_relaxed);
+}
+
+void forget_ended(const actor* a) {
+    auto& r = record();
+    if (r.count.load(std::memory_order_relaxed) == 0) return;
+    auto& s = r.of(a);
+    std::lock_guard g{s.m};
+    if (s.map.erase(a)) r.count.fetch_sub(1, std::memory_order_relaxed);
+}
+
+namespace {
+bool lookup(const void* a, allocation& how) {
+    auto& r = record();
+    if (r.count.load(std::memory_order_relaxed) == 0) return false;
+    auto& s = r.of(a);
+    std::lock_guard g{s.m};
+    auto it = s.map.find(a);
+    if (it == s.map.end()) return false;
+    how = it->second.how;
+    return true;
+}
+}  // namespace
+
+bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
+    allocation how;
+    if (lookup(&a, how)) {
+        report_misuse(describe("actor", std::string{names.actor}.c_str(), &a) + ": sent message " +
+                      q(names.message) + " after it had " + ended_how(how));
+        return false;
+    }
+    if (worker_access::unattached(a)) {
+        report_misuse(describe("actor", std::string{names.actor}.c_str(), &a) + ": sent message " +
+                      q(names.message) + " but it was created with no running actor system");
+        return false;
+    }
+    // relaxed: only its own destructor reads it, after the last receive.
+    send_access::mark_sent(m);
+    return true;
+}
+
+bool check_delivery(const envelope& e) noexcept {
+    allocation how;
+    if (!lookup(e.receiver, how)) return true;
+    report_misuse(describe("actor", std::string{e.names->actor}.c_str(), e.receiver) + ": message " +
+                  q(e.names->message) + " (queued before it ended) delivered after it had " + ended_how(how) +
+                  "; dropped");
+    return false;
+}
+
+#endif  // TROUPE_CHECKED
+
+void message_destroyed_unsent(const message& m) noexcept {
+    const std::string type{class_of_constructor(m.origin().function_name())};
+    report_misuse(describe("message", type.c_str(), &m) + ": destroyed without ever being sent");
+}
+
+}  // namespace troupe::detail

@@ -1,0 +1,304 @@
+// The executor: construction, termination detection, waking, stop.
+#include "executor.hpp"
+
+#include <cxxabi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <typeinfo>
+#include <unordered_set>
+
+#include "troupe/detail/futex.hpp"
+#include "troupe/detail/timer.hpp"
+#include "troupe/error.hpp"
+
+namespace troupe::detail {
+
+namespace {
+
+std::size_t available_processors() noexcept {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return static_cast<std::size_t>(n);
+    }
+    unsigned n = std::thread::hardware_concurrency();
+    return n ? n : 1;
+}
+
+const char* name_or(const executor_config& c, const char* fallback) {
+    return c.name.empty() ? fallback : c.name.c_str();
+}
+
+// Fills in defaults and repairs what checked builds report.
+executor_config resolve(executor_config c, const void* who) {
+    if (c.workers == 0) c.workers = available_processors();
+    if (c.queues_per_worker == 0) c.queues_per_worker = 1;
+    if (c.mailboxes == 0) c.mailboxes = c.workers * c.queues_per_worker;
+    if (c.mailboxes < c.workers) {
+        if constexpr (checked_build)
+            report_misuse(describe("actor system", name_or(c, nullptr), who) + ": executor configured with " +
+                          std::to_string(c.mailboxes) + " mailbox(es) for " + std::to_string(c.workers) +
+                          " workers; every worker needs at least one (using " + std::to_string(c.workers) + ")");
+        c.mailboxes = c.workers;
+    }
+    if (!c.worker_pu.empty() && c.worker_pu.size() != c.workers) c.worker_pu.clear();
+    return c;
+}
+
+std::string demangle(const char* mangled) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string s = status == 0 && d ? d : mangled;
+    std::free(d);
+    return s;
+}
+
+}  // namespace
+
+executor::executor(const executor_config& c, actor_system* o)
+    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes) {
+    const std::size_t n = cfg.workers;
+    stealing = cfg.stealing && n > 1;
+    if (!cfg.synthetic_topology.empty()) {
+        machine = std::make_unique<topology>(cfg.synthetic_topology);  // throws if hwloc rejects it
+    } else if (cfg.pin || (stealing && cfg.victims == victim_policy::locality && !cfg.custom_victims)) {
+        try {
+            machine = std::make_unique<topology>();
+        } catch (const std::exception&) {
+            machine.reset();  // locality degrades to one group (random), no pinning
+        }
+    }
+    const std::size_t pus = machine ? std::max<std::size_t>(machine->pu_count(), 1) : 1;
+    worker_pu = cfg.worker_pu;
+    if (worker_pu.empty())
+        for (std::size_t i = 0; i < n; ++i) worker_pu.push_back(i % pus);
+    for (auto& pu : worker_pu) pu %= pus;
+
+    mailboxes.reset(new mailbox[mailbox_count]);
+    slots.reset(new std::atomic<mailbox*>[mailbox_count]);
+    stamps.reset(new std::atomic<std::uint64_t>[n]);
+    for (std::size_t w = 0; w < n; ++w) stamps[w].store(0, std::memory_order_relaxed);
+
+    // Contiguous ranges; the first mailbox_count % n workers get one extra.
+    const std::size_t base = mailbox_count / n, extra = mailbox_count % n;
+    std::size_t begin = 0;
+    for (std::size_t w = 0; w < n; ++w) {
+        const std::size_t end = begin + base + (w < extra ? 1 : 0);
+        for (std::size_t i = begin; i < end; ++i) {
+            mailbox& mb = mailboxes[i];
+            mb.queue = new copy_queue;
+            mb.sleepers = &sleepers;
+            mb.exec = this;
+            mb.index = static_cast<std::uint32_t>(i);
+            mb.owner.store(static_cast<std::uint32_t>(w), std::memory_order_relaxed);
+            slots[i].store(&mb, std::memory_order_relaxed);
+        }
+        workers.push_back(std::make_unique<worker>(*this, w, begin, end));
+        begin = end;
+    }
+    // Starting a thread publishes everything above to it.
+    for (auto& w : workers) w->start();
+}
+
+executor::~executor() {
+    if (!stopped) shut_down_workers();  // only reachable if construction of the owner failed
+    for (std::size_t i = 0; i < mailbox_count; ++i) delete mailboxes[i].queue;
+}
+
+std::size_t executor::ticket_external() noexcept {
+    // relaxed: only the round-robin spread matters.
+    return static_cast<std::size_t>(ext_ticket.fetch_add(1, std::memory_order_relaxed) % mailbox_count);
+}
+
+// Live actors = created - ended, summed over per-worker counters written
+// without locked instructions. Sound as a zero test: we read every ended
+// count (acquire) before any created count, and each ended actor's creation
+// happens-before its end, so created >= ended for what we saw; a zero means
+// every creation we saw had ended at the moment we read the ended counts.
+// (Creations by threads racing with stop are a program error.)
+std::uint64_t executor::live() const noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::uint64_t ended = ext_terminated.load(std::memory_order_acquire);
+    for (auto& w : workers) ended += w->terminated.load(std::memory_order_acquire);
+    std::uint64_t made = ext_created.load(std::memory_order_acquire);
+    for (auto& w : workers) made += w->created.load(std::memory_order_acquire);
+    return made > ended ? made - ended : 0;
+}
+
+void executor::notify_if_done() noexcept {
+    if (!stopping.load(std::memory_order_seq_cst)) return;
+    if (live() != 0) return;
+    // Whoever exchanges the waiter away owns its single unpark (a timer may
+    // race us; the stopper itself may reclaim it).
+    if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
+}
+
+void executor::wake(std::size_t w) noexcept {
+    std::atomic<std::uint32_t>& st = workers[w]->state;
+    // seq_cst load: the Dekker partner of the worker's seq_cst announce.
+    if (st.load(std::memory_order_seq_cst) == worker::parked &&
+        st.exchange(worker::awake, std::memory_order_seq_cst) == worker::parked)
+        futex_wake(st, 1);
+}
+
+void executor::wake_helper(std::size_t from) noexcept {
+    using namespace std::chrono;
+    const std::int64_t now = duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+    std::int64_t last = last_helper_wake.load(std::memory_order_relaxed);
+    if (now - last < static_cast<std::int64_t>(actor_defaults::helper_wake_interval_us)) return;
+    // One waker per interval (a lost CAS means another worker is doing it).
+    if (!last_helper_wake.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+    const std::size_t n = workers.size();
+    for (std::size_t k = 1; k < n; ++k) {
+        const std::size_t w = (from + k) % n;
+        if (workers[w]->state.load(std::memory_order_relaxed) == worker::parked) {
+            wake(w);
+            return;
+        }
+    }
+}
+
+void wake_owner(mailbox& mb) noexcept { mb.exec->wake(mb.owner.load(std::memory_order_acquire)); }
+
+void executor::shut_down_workers() {
+    // Dekker with park_idle: either the worker sees `shutdown` after its
+    // announce, or we see it parked and wake it.
+    shutdown.store(true, std::memory_order_seq_cst);
+    for (std::size_t w = 0; w < workers.size(); ++w) wake(w);
+    for (auto& w : workers) w->join();
+}
+
+stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point deadline) {
+    if (stopped) return {};
+    if (tls_worker && &tls_worker->exec == this) {
+        report_misuse(describe("actor system", name_or(cfg, nullptr), owner) +
+                      ": stop called from one of its own behaviours (it would wait for itself)");
+        stop_report r;
+        r.finished = false;
+        return r;
+    }
+    context& me = this_context();
+    // Publish the waiter before `stopping`: a worker that sees `stopping`
+    // (seq_cst) also sees us in `waiter`.
+    waiter.store(&me, std::memory_order_seq_cst);
+    stopping.store(true, std::memory_order_seq_cst);
+    bool done;
+    if (live() == 0) {  // live() starts with a seq_cst fence: Dekker with the workers'
+        // Reclaim our own wake; if a worker claimed it first, take its unpark.
+        if (waiter.exchange(nullptr, std::memory_order_acq_rel) != &me) park();
+        done = true;
+    } else {
+        timer_node t;
+        if (timed) {
+            t.deadline = deadline;
+            t.arg = this;
+            t.fire = [](timer_node& n) noexcept {
+                auto* ex = static_cast<executor*>(n.arg);
+                if (context* w = ex->waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
+            };
+            timer_arm(t);
+        }
+        park();  // exactly one unpark, from whoever exchanged `waiter` away
+        if (timed) timer_cancel(t);
+        done = live() == 0;
+    }
+    shut_down_workers();
+    stop_report rep;
+    if (done) {
+        if constexpr (checked_build) report_leftovers();
+    } else {
+        rep = survivors();
+        abandoned = true;  // survivors keep pointers into us: never freed
+        std::fprintf(stderr, "troupe: %s: stop gave up: %s\n",
+                     describe("actor system", name_or(cfg, nullptr), owner).c_str(), rep.to_string().c_str());
+    }
+    accepting.store(false, std::memory_order_release);
+    final_stats_ = statistics();
+#if defined(TROUPE_STATISTICS)
+    std::cerr << "troupe actor system '" << name_or(cfg, "unnamed") << "' statistics (" << workers.size()
+              << " workers, " << mailbox_count << " mailboxes):\n"
+              << final_stats_;
+#endif
+    stopped = true;
+    return rep;
+}
+
+void executor::report_leftovers() {
+#if defined(TROUPE_CHECKED)
+    std::map<std::string, std::size_t> by_pair;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < mailbox_count; ++i) {
+        const copy_queue& q = *mailboxes[i].queue;
+        for (std::uint32_t k = 0; k < q.size(); ++k) {
+            const envelope& e = q.front()[k];
+            by_pair[std::string{"'"} + std::string{e.names->message} + "' for '" + std::string{e.names->actor} + "'"]++;
+            ++total;
+        }
+    }
+    if (!total) return;
+    std::string what = describe("actor system", name_or(cfg, nullptr), owner) + ": " + std::to_string(total) +
+                       " message(s) sent but never received (still queued when it stopped, their actors had "
+                       "finished):";
+    for (auto& [k, n] : by_pair) what += " " + std::to_string(n) + " x " + k + ";";
+    what.pop_back();
+    report_misuse(what);
+#endif
+}
+
+stop_report executor::survivors() const {
+    stop_report r;
+    r.finished = false;
+    r.live_actors = static_cast<std::size_t>(live());
+    std::map<std::string, std::size_t> by_type;
+    std::size_t registered = 0;
+    std::unordered_set<const actor*> seen;
+    auto note = [&](actor* a) {
+        if (!seen.insert(a).second) return;
+        // RTTI here only: a report after the workers stopped.
+        ++by_type[demangle(typeid(*a).name())];
+        ++registered;
+    };
+    for (std::size_t i = 0; i < mailbox_count; ++i) {
+        for (actor* a = mailboxes[i].settled; a; a = worker_access::next(a)) note(a);
+    }
+    for (auto& [t, n] : by_type) r.survivors.push_back({t, n});
+    std::sort(r.survivors.begin(), r.survivors.end(),
+              [](const survivor& a, const survivor& b) { return a.count > b.count; });
+    r.never_messaged = r.live_actors > registered ? r.live_actors - registered : 0;
+    return r;
+}
+
+actor_statistics executor::statistics() const {
+    if (stopped) return final_stats_;
+    actor_statistics s;
+#if defined(TROUPE_STATISTICS)
+    s.actors_created = ext_created.load(std::memory_order_relaxed);
+    s.messages_sent = ext_sent.load(std::memory_order_relaxed);
+    for (auto& w : workers) {
+        const worker_counters& c = w->stats;
+        auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+        s.actors_created += get(w->created);
+        s.messages_sent += get(c.sent);
+        s.messages_received += get(c.received);
+        s.gulps += get(c.gulps);
+        s.gulped_messages += get(c.gulped);
+        s.missed_gulps += get(c.missed);
+        s.steal_attempts += get(c.steal_attempts);
+        s.steal_no_candidate += get(c.no_candidate);
+        s.steal_failed_swaps += get(c.failed_swaps);
+        s.steals += get(c.steals);
+        s.messages_stolen += get(c.stolen);
+        s.parks += get(c.parks);
+    }
+#endif
+    return s;
+}
+
+}  // namespace troupe::detail

@@ -1,0 +1,254 @@
+#pragma once
+// Internal: the executor behind an actor_system — mailboxes, the slot array
+// stealing permutes, workers. See actors/DESIGN.md for the design and the
+// invariants; each atomic step below names the one it keeps.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "troupe/actor.hpp"
+#include "troupe/actor_statistics.hpp"
+#include "troupe/actor_system.hpp"
+#include "troupe/context.hpp"
+#include "troupe/detail/mailbox.hpp"
+#include "troupe/executor_config.hpp"
+#include "troupe/topology.hpp"
+#include "troupe/victim_selector.hpp"
+
+namespace troupe::detail {
+
+class executor;
+
+// A counter written by one thread only: a plain load and store (no locked
+// instruction); others read it (relaxed or acquire) as a snapshot.
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1,
+                 std::memory_order mo = std::memory_order_relaxed) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, mo);
+}
+
+// A cheap timestamp (TSC ticks on x86, steady-clock ns elsewhere).
+inline std::uint64_t timestamp() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+// A statistics counter: bump() in statistics builds, nothing otherwise.
+inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+#if defined(TROUPE_STATISTICS)
+    bump(c, n);
+#else
+    (void)c;
+    (void)n;
+#endif
+}
+
+struct worker_counters {
+    std::atomic<std::uint64_t> created{0}, sent{0}, received{0}, gulps{0}, gulped{0}, missed{0},
+        steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0}, parks{0};
+};
+
+// Private-member access for the executor (see troupe::actor / message).
+struct worker_access {
+    static mailbox* box(const actor& a) noexcept {
+        return reinterpret_cast<mailbox*>(a.header_.load(std::memory_order_relaxed) & ~actor::flag_bits);
+    }
+    static void link_settled(actor& a) noexcept;
+    static void unlink_settled(actor& a) noexcept;
+    // The header word's flags change only on the worker holding the actor's
+    // mailbox batch (or the actor's own thread, for attach/detach), so a
+    // plain load-modify-store suffices; relaxed atomics keep the concurrent
+    // sender reads well defined.
+    static bool registered(const actor& a) noexcept {
+        return a.header_.load(std::memory_order_relaxed) & actor::registered_bit;
+    }
+    static void set_flags(actor& a, std::uintptr_t clear, std::uintptr_t set) noexcept {
+        a.header_.store((a.header_.load(std::memory_order_relaxed) & ~clear) | set, std::memory_order_relaxed);
+    }
+    static bool alive(const actor& a) noexcept { return a.life() == actor::alive; }
+    static void mark_ended(actor& a) noexcept { set_flags(a, actor::life_bits, actor::ended); }
+    static void mark_unattached(actor& a) noexcept { set_flags(a, actor::life_bits, actor::unattached); }
+    static bool unattached(const actor& a) noexcept { return a.life() == actor::unattached; }
+    static void set_box(actor& a, mailbox* mb) noexcept {
+        set_flags(a, ~actor::flag_bits, reinterpret_cast<std::uintptr_t>(mb));
+    }
+    static allocation message_allocation(const message& m) noexcept { return m.alloc_; }
+    static actor* next(actor* a) noexcept { return a->reg_next_; }
+};
+
+// Internal to the library (hidden: its calls bind locally, no PLT).
+class [[gnu::visibility("hidden")]] worker {
+public:
+    enum : std::uint32_t { awake = 0, parked = 1 };
+
+    worker(executor& ex, std::size_t index, std::size_t slot_begin, std::size_t slot_end);
+    ~worker();
+    worker(const worker&) = delete;
+
+    void start();
+    void join();
+
+    executor& exec;
+    const std::size_t index;
+    const std::size_t slot_begin, slot_end;  // this worker's range of the slot array
+
+    // Futex word. Invariant: `parked` only while the worker is in park_idle
+    // between announcing itself and waking; only a waker (exchange) or the
+    // worker itself sets it back to `awake`.
+    alignas(64) std::atomic<std::uint32_t> state{awake};
+    // Actors created by this worker's behaviours / ended by this worker.
+    // Written only by this worker (release), read by live() (acquire).
+    std::atomic<std::uint64_t> created{0};
+    std::atomic<std::uint64_t> terminated{0};
+    worker_counters stats;
+    // Timestamp (rdtsc) of the start of the batch in process, 0 between
+    // batches; written by this worker, read by thieves as a hint.
+    std::atomic<std::uint64_t> batch_began{0};
+
+    // Round-robin ticket for actors created by this worker's behaviours.
+    std::size_t next_ticket() noexcept;
+
+    // Whether a behaviour of this worker is running (a batch is in process).
+    bool in_batch() const noexcept { return batch_ != nullptr; }
+    // A send by a behaviour running on this worker. A message to the actor
+    // running right now joins the batch in process (within the budget: it
+    // is in the same mailbox, so FIFO holds). Anything else is staged per
+    // destination mailbox until the batch ends. The receiver is likely not in
+    // cache, so its mailbox is looked up only a few sends later: the send
+    // prefetches it and passes through a short FIFO pipeline first.
+    void send_from_behaviour(const envelope& e) {
+        if (e.receiver == running_ && local_budget_ != 0) {
+            --local_budget_;
+            local_->push(e);
+            return;
+        }
+        __builtin_prefetch(e.receiver);
+        envelope& slot = pipeline_[pipe_head_];
+        if (pipe_count_ == pipeline_size)
+            stage(slot);
+        else
+            ++pipe_count_;
+        slot = e;
+        pipe_head_ = (pipe_head_ + 1) % pipeline_size;
+    }
+    // Hands every staged envelope to its mailbox (in send order).
+    void flush_stages();
+
+private:
+    void run() noexcept;
+    void loop();
+    bool gulp(mailbox& mb) noexcept;
+    void process(mailbox& mb);
+    void deliver(const envelope& e);
+    void end_actor(actor& a, allocation how);
+    void park_idle() noexcept;
+    void maybe_wake_helper() noexcept;
+    // steal.cpp
+    bool try_steal() noexcept;
+    bool try_swap(std::size_t mine, std::size_t theirs, mailbox* expected, mailbox*& given) noexcept;
+    std::size_t slot_to_give() noexcept;
+    std::uint64_t random() noexcept;
+
+    void stage(const envelope& e);
+    void deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n);
+
+    std::thread thread_;
+    copy_queue* local_;  // the empty queue a gulp swaps in; drained by process()
+    // The mailbox whose batch process() is running, else nullptr.
+    mailbox* batch_ = nullptr;
+    // The actor whose behaviour is running, else nullptr.
+    actor* running_ = nullptr;
+    // Sends to running_ that may still join the batch (fairness bound).
+    std::uint32_t local_budget_ = 0;
+    // Sends not yet staged (oldest at (pipe_head_ - pipe_count_)).
+    static constexpr std::uint32_t pipeline_size = 8;
+    envelope pipeline_[pipeline_size];
+    std::uint32_t pipe_head_ = 0, pipe_count_ = 0;
+    // Per destination mailbox of this system: staged envelopes, in send order.
+    std::unique_ptr<copy_queue[]> stages_;
+    std::vector<std::uint32_t> touched_;  // mailboxes whose stage is non-empty
+    std::size_t ticket_;
+    std::uint64_t rng_;
+    std::unique_ptr<victim_selector> victims_;
+    bool ended_since_check_ = false;
+};
+
+class [[gnu::visibility("hidden")]] executor {
+public:
+    executor(const executor_config& cfg, actor_system* owner);
+    ~executor();
+    executor(const executor&) = delete;
+
+    stop_report stop(bool timed, std::chrono::steady_clock::time_point deadline);
+
+    // Actors created and not ended (a sound snapshot, see live() in
+    // executor.cpp).
+    std::uint64_t live() const noexcept;
+    // Worker side of termination: if a stop is waiting and no actor is
+    // alive, wake the stopper. Callers run a seq_cst fence (or RMW) first.
+    void notify_if_done() noexcept;
+    // Wakes worker w if it is parked.
+    void wake(std::size_t w) noexcept;
+    // Wakes one parked worker to look for work (rate-limited).
+    void wake_helper(std::size_t from) noexcept;
+    actor_statistics statistics() const;
+
+    std::size_t ticket_external() noexcept;
+
+    executor_config cfg;
+    actor_system* const owner;
+    const std::size_t mailbox_count;
+    bool stealing = true;
+
+    std::unique_ptr<mailbox[]> mailboxes;
+    // slots[i] points to the mailbox in position i; worker w owns positions
+    // [w.slot_begin, w.slot_end). Stealing swaps two entries (two CAS, null
+    // as the intermediate value). Invariant: each mailbox appears in exactly
+    // one slot, except during a swap, when the thief's slot holds null.
+    std::unique_ptr<std::atomic<mailbox*>[]> slots;
+    std::vector<std::unique_ptr<worker>> workers;
+    std::vector<std::size_t> worker_pu;
+    std::unique_ptr<topology> machine;
+    // Per-worker timestamp of its latest steal attempt (longest-victim).
+    std::unique_ptr<std::atomic<std::uint64_t>[]> stamps;
+
+    alignas(64) std::atomic<std::uint32_t> sleepers{0};  // workers in park_idle
+    std::atomic<std::uint32_t> spinning{0};               // workers idle but not parked
+    std::atomic<std::int64_t> last_helper_wake{0};
+    alignas(64) std::atomic<bool> stopping{false};  // a stop is waiting for the live count
+    std::atomic<bool> shutdown{false};              // workers must exit
+    std::atomic<bool> accepting{true};              // actors may be created
+    std::atomic<context*> waiter{nullptr};          // the stopper, until someone claims its wake
+    std::atomic<std::uint64_t> ext_created{0}, ext_terminated{0}, ext_ticket{0};
+    std::atomic<std::uint64_t> ext_sent{0};
+    std::atomic<bool> stopped{false};
+    std::atomic<bool> abandoned{false};  // a timed stop gave up with survivors
+
+private:
+    void shut_down_workers();
+    void report_leftovers();
+    stop_report survivors() const;
+    actor_statistics final_stats_{};
+};
+
+// The worker running on this kernel thread, or nullptr. Constant-initialised
+// and initial-exec: a send reads it with one %fs-relative load.
+extern constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]];
+// The executor new actors join when nothing more specific applies.
+executor* default_executor() noexcept;
+
+#if defined(TROUPE_CHECKED)
+// Checked builds: a process-wide record of ended actors by address (an
+// address leaves it when a new actor is constructed there).
+void note_ended(const actor* a, allocation how, const executor* ex);
+void forget_ended(const actor* a);
+bool check_delivery(const envelope& e) noexcept;
+#endif
+
+}  // namespace troupe::detail

@@ -1,0 +1,303 @@
+// Actor workers: the scan/gulp/process loop and idle parking.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+#include "executor.hpp"
+#include "troupe/detail/futex.hpp"
+#include "troupe/error.hpp"
+
+namespace troupe::detail {
+
+constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]] = nullptr;
+
+worker::worker(executor& ex, std::size_t i, std::size_t b, std::size_t e)
+    : exec(ex), index(i), slot_begin(b), slot_end(e), local_(new copy_queue),
+      stages_(new copy_queue[ex.mailbox_count]), ticket_(b), rng_(0x9e3779b97f4a7c15ULL * (i + 1)) {
+    touched_.reserve(ex.mailbox_count);
+}
+
+worker::~worker() { delete local_; }
+
+// Hands n envelopes (in order) to mailbox d under one lock acquisition.
+void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) {
+    d.lock.lock();
+    d.queue->append(e, n);
+    // Invariant: pending == queue->size() whenever the lock is free.
+    d.pending.store(d.queue->size(), std::memory_order_relaxed);
+    // Same parking handshake as a direct send (see detail::send).
+    const bool wake = d.sleepers->load(std::memory_order_relaxed) != 0;
+    d.lock.unlock();
+    if (wake) [[unlikely]]
+        wake_owner(d);
+}
+
+// Moves one envelope from the pipeline to its mailbox's stage.
+void worker::stage(const envelope& e) {
+    mailbox* d = worker_access::box(*e.receiver);
+    if (d->exec != &exec) [[unlikely]] {
+        // Another system's actor: straight to its mailbox (still in send
+        // order, since the pipeline is FIFO).
+        deliver_to_mailbox(*d, &e, 1);
+        return;
+    }
+    copy_queue& s = stages_[d->index];
+    if (s.empty()) touched_.push_back(d->index);
+    s.push(e);
+}
+
+// Hands every staged envelope to its mailbox, preserving send order per
+// mailbox (so per sender and receiver), one lock per mailbox.
+void worker::flush_stages() {
+    for (std::uint32_t k = pipe_count_; k > 0; --k)
+        stage(pipeline_[(pipe_head_ + pipeline_size - k) % pipeline_size]);
+    pipe_count_ = 0;
+    for (std::uint32_t idx : touched_) {
+        copy_queue& s = stages_[idx];
+        const std::uint32_t n = s.size();
+        deliver_to_mailbox(exec.mailboxes[idx], s.front(), n);
+        s.clear();
+        s.reclaim(n);
+    }
+    touched_.clear();
+}
+
+void worker::start() {
+    if (exec.stealing) {
+        victim_context c;
+        c.self = index;
+        c.workers = exec.workers.size();
+        c.stamps = exec.stamps.get();
+        c.worker_pu = exec.worker_pu;
+        c.machine = exec.machine.get();
+        victims_ = exec.cfg.custom_victims ? exec.cfg.custom_victims(c) : make_victim_selector(exec.cfg.victims, c);
+    }
+    thread_ = std::thread([this] { run(); });
+}
+
+void worker::join() {
+    if (thread_.joinable()) thread_.join();
+}
+
+// Actors created by this worker's behaviours go round-robin over the
+// mailboxes in this worker's own slots (like CAF placing spawns on the
+// spawning worker): creation chains stay local; stealing rebalances.
+std::size_t worker::next_ticket() noexcept {
+    std::size_t s = ticket_;
+    ticket_ = s + 1 == slot_end ? slot_begin : s + 1;
+    // Our own slots are never null outside our own steal.
+    return exec.slots[s].load(std::memory_order_relaxed)->index;
+}
+
+void worker::run() noexcept {
+    tls_worker = this;
+    if (exec.cfg.pin && exec.machine && exec.machine->is_this_system())
+        (void)exec.machine->bind_current_thread(exec.worker_pu[index]);
+    try {
+        loop();
+    } catch (const std::exception& x) {
+        std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu: %s\n", index, x.what());
+        std::terminate();
+    } catch (...) {
+        std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu\n", index);
+        std::terminate();
+    }
+    tls_worker = nullptr;
+}
+
+void worker::loop() {
+    unsigned idle = 0;
+    // Steal attempts back off exponentially while they find nothing, so an
+    // idle worker does not keep reading a busy worker's mailbox lines.
+    unsigned steal_gap = actor_defaults::steal_every_passes, next_steal = steal_gap;
+    bool spinning = false;
+    for (;;) {
+        unsigned busy = 0;
+        for (std::size_t s = slot_begin; s < slot_end; ++s) {
+            // Our own slots are never null here: only we null them, inside
+            // our own steal. acquire: see the mailbox a thief swapped in.
+            mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+            // Test before gulp: a stale 0 only delays us to the next pass.
+            if (mb->pending.load(std::memory_order_relaxed) == 0) continue;
+            if (gulp(*mb)) {
+                // A big batch means work is piling up here: if somebody is
+                // parked and nobody is looking for work, let one help.
+                if (local_->size() >= actor_defaults::helper_wake_batch && exec.stealing) maybe_wake_helper();
+                process(*mb);
+                ++busy;
+            }
+        }
+        if (busy) {
+            // A timed stop may shut down a system whose actors never go idle.
+            if (exec.shutdown.load(std::memory_order_relaxed)) [[unlikely]]
+                break;
+            if (spinning) {
+                exec.spinning.fetch_sub(1, std::memory_order_relaxed);
+                spinning = false;
+            }
+            idle = 0;
+            steal_gap = actor_defaults::steal_every_passes;
+            next_steal = steal_gap;
+            continue;
+        }
+        if (!spinning) {
+            exec.spinning.fetch_add(1, std::memory_order_relaxed);
+            spinning = true;
+        }
+        if (ended_since_check_) {
+            ended_since_check_ = false;
+            // Pairs with the stopper's fence (Dekker): either it sees our
+            // terminated count, or we see `stopping` and check for it.
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            exec.notify_if_done();
+        }
+        if (exec.shutdown.load(std::memory_order_acquire)) break;
+        ++idle;
+        if (exec.stealing && idle == next_steal) {
+            if (try_steal()) {
+                steal_gap = actor_defaults::steal_every_passes;
+                next_steal = idle + steal_gap;
+                continue;
+            }
+            steal_gap = std::min(steal_gap * 2, actor_defaults::steal_backoff_max_passes);
+            next_steal = idle + steal_gap;
+        }
+        if (idle >= actor_defaults::idle_passes_before_park) {
+            exec.spinning.fetch_sub(1, std::memory_order_relaxed);
+            spinning = false;
+            park_idle();
+            idle = 0;
+            steal_gap = actor_defaults::steal_every_passes;
+            next_steal = steal_gap;
+            continue;
+        }
+        cpu_relax();
+    }
+    if (spinning) exec.spinning.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool worker::gulp(mailbox& mb) noexcept {
+    mb.lock.lock();
+    // acquire: pairs with the release clearing it, so we see everything the
+    // previous batch's behaviours did to these actors.
+    if (mb.being_processed.load(std::memory_order_acquire)) {
+        // Another worker holds a batch of this mailbox (we lost the
+        // gulp/steal race): leave it; we try again on a later pass.
+        mb.lock.unlock();
+        count(stats.missed);
+        return false;
+    }
+    if (mb.queue->empty()) {
+        mb.lock.unlock();
+        return false;
+    }
+    std::swap(mb.queue, local_);  // local_ was empty: the mailbox keeps accepting sends
+    // Invariant: pending == queue->size() whenever the lock is free.
+    mb.pending.store(0, std::memory_order_relaxed);
+    // Invariant: being_processed <=> a worker holds an unfinished batch of mb.
+    // Set under the lock, so a second gulp (stale slot pointer after a
+    // steal) sees it and skips; thieves read it as a hint.
+    mb.being_processed.store(true, std::memory_order_relaxed);
+    mb.lock.unlock();
+    return true;
+}
+
+void worker::process(mailbox& mb) {
+    const std::uint32_t n = local_->size();
+    count(stats.gulps);
+    count(stats.gulped, n);
+    // No atomics from here to the clear: the batch is ours alone.
+    batch_began.store(timestamp(), std::memory_order_relaxed);
+    batch_ = &mb;
+    local_budget_ = actor_defaults::batch_append_budget;
+    while (envelope* p = local_->pop()) {
+        // The receivers are scattered over memory: start loading a later
+        // one while this one runs.
+        if (const envelope* ahead = local_->peek(actor_defaults::prefetch_distance)) {
+            __builtin_prefetch(ahead->receiver);  // the header the executor reads
+            __builtin_prefetch(reinterpret_cast<const char*>(ahead->receiver) + sizeof(actor), 1);  // fields
+        }
+        const envelope e = *p;  // a behaviour's append may reallocate the batch
+        deliver(e);
+    }
+    batch_ = nullptr;
+    running_ = nullptr;
+    batch_began.store(0, std::memory_order_relaxed);
+    // Staged sends reach their mailboxes before anyone else may run these
+    // actors again: a sender moved to another worker by a steal cannot
+    // overtake its own earlier messages (FIFO per sender).
+    flush_stages();
+    // release: publishes the behaviours' effects to the next gulper of mb
+    // (which reads the flag with acquire under the lock).
+    mb.being_processed.store(false, std::memory_order_release);
+    local_->reclaim(n);
+}
+
+void worker::deliver(const envelope& e) {
+#if defined(TROUPE_CHECKED)
+    if (!check_delivery(e)) return;
+#endif
+    actor& a = *e.receiver;
+    if (!worker_access::registered(a)) [[unlikely]]
+        worker_access::link_settled(a);
+    running_ = &a;
+    // The trampoline applies the message's action (as set now); then the
+    // actor's.
+    const allocation how = e.fn(a, *e.msg);
+    count(stats.received);
+    if (how != Nodelete) end_actor(a, how);
+}
+
+void worker::end_actor(actor& a, allocation how) {
+    worker_access::unlink_settled(a);
+    worker_access::mark_ended(a);
+#if defined(TROUPE_CHECKED)
+    note_ended(&a, how, &exec);
+#endif
+    // release: live() reads terminated counts (acquire) before created
+    // counts, so every ended actor's creation is visible to it.
+    bump(terminated, 1, std::memory_order_release);
+    ended_since_check_ = true;
+    switch (how) {
+    case Delete: delete &a; break;
+    case Destroy: a.~actor(); break;
+    default: break;
+    }
+}
+
+void worker::park_idle() noexcept {
+    // Announce first (seq_cst), then look: a sender locks the mailbox after
+    // our look (then it sees `sleepers` and wakes us) or before it (then we
+    // see its envelope). A thief's slot CAS and its check of our state form
+    // the same pattern with our slot loads below.
+    state.store(parked, std::memory_order_seq_cst);
+    exec.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    bool work = false;
+    for (std::size_t s = slot_begin; s < slot_end && !work; ++s) {
+        mailbox* mb = exec.slots[s].load(std::memory_order_seq_cst);
+        mb->lock.lock();
+        work = !mb->queue->empty();
+        mb->lock.unlock();
+    }
+    if (!work) {
+        exec.notify_if_done();  // the RMW above ordered our counts before this
+        if (!exec.shutdown.load(std::memory_order_seq_cst)) {
+            count(stats.parks);
+            // A waker sets `awake` (exchange) and then wakes the futex.
+            while (state.load(std::memory_order_acquire) == parked) futex_wait(state, parked);
+        }
+    }
+    state.store(awake, std::memory_order_seq_cst);
+    exec.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void worker::maybe_wake_helper() noexcept {
+    // Somebody is parked while nobody is looking for work: let one parked
+    // worker try to steal.
+    if (exec.sleepers.load(std::memory_order_relaxed) == 0) return;
+    if (exec.spinning.load(std::memory_order_relaxed) != 0) return;
+    exec.wake_helper(index);
+}
+
+}  // namespace troupe::detail

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Actor benchmarks: troupe and its CAF 0.17 twins, alternating, RUNS times
+# each. Called by bench/run with BUILD=<absolute build dir>, QUICK=0|1,
+# RUNS=<n>; prints only RESULT lines on stdout (DESIGN.md "Benchmark
+# contract"). CAF twins are skipped when they were not built (no libcaf-dev).
+set -euo pipefail
+BUILD=${BUILD:?BUILD must name the build directory}
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-3}
+dir="$BUILD/bench/actors"
+[ -x "$dir/actors_static_send" ] || { echo "actors benchmarks not built in $dir" >&2; exit 1; }
+
+if [ "$QUICK" = 1 ]; then
+  workers=(1 2)
+  static_t=20000000 static_c=1000000
+  dynamic_t=5000000 dynamic_c=200000
+  exec_args=(--actors=8000 --set=100 --rounds=4)
+  repeat_args=(--servers=20000 --rounds=1)
+  matrix_args=(--n=384)
+  balance_args=(--groups=40 --rounds=5)
+  balance_workers=(2)
+else
+  workers=(1 2 4)
+  static_t=100000000 static_c=10000000
+  dynamic_t=20000000 dynamic_c=2000000
+  exec_args=(--actors=40000 --set=100 --rounds=10)
+  repeat_args=(--servers=100000 --rounds=1)
+  matrix_args=(--n=1024)
+  balance_args=(--groups=80 --rounds=10)
+  balance_workers=(2 4)
+fi
+
+failed=0
+# run PROGRAM ARGS...: one program, stdout through (RESULT lines only); a
+# missing program (a twin that was not built) is skipped.
+run() {
+  local p="$dir/$1"; shift
+  [ -x "$p" ] || return 0
+  if ! "$p" "$@" | grep '^RESULT '; then
+    echo "actors: $(basename "$p") $* failed" >&2
+    failed=1
+  fi
+}
+[ -x "$dir/caf_executor" ] || echo "actors: CAF twins not built (install libcaf-dev); troupe only" >&2
+
+for w in "${workers[@]}"; do
+  for ((r = 0; r < RUNS; r++)); do
+    run actors_static_send --n=$static_t --workers=$w
+    run caf_static_send --n=$static_c --workers=$w
+  done
+done
+for w in "${workers[@]}"; do
+  for ((r = 0; r < RUNS; r++)); do
+    run actors_dynamic_send --n=$dynamic_t --workers=$w
+    run caf_dynamic_send --n=$dynamic_c --workers=$w
+  done
+done
+for w in "${workers[@]}"; do
+  for ((r = 0; r < RUNS; r++)); do
+    run actors_executor "${exec_args[@]}" --workers=$w --rss=1
+    run caf_executor "${exec_args[@]}" --workers=$w --rss=1
+  done
+done
+for w in "${workers[@]}"; do
+  for ((r = 0; r < RUNS; r++)); do
+    run actors_repeat "${repeat_args[@]}" --workers=$w
+    run caf_repeat "${repeat_args[@]}" --workers=$w
+    # CAF 0.17's stealing collapses here with many ready actors (PEERS.md):
+    # its sharing policy gives the fair second number.
+    [ "$w" -gt 1 ] && run caf_repeat "${repeat_args[@]}" --workers=$w --policy=sharing
+  done
+done
+for w in "${workers[@]}"; do
+  for ((r = 0; r < RUNS; r++)); do
+    run actors_matrix "${matrix_args[@]}" --workers=$w
+    run caf_matrix "${matrix_args[@]}" --workers=$w
+  done
+done
+for w in "${balance_workers[@]}"; do
+  for mode in one multi; do
+    for ((r = 0; r < RUNS; r++)); do
+      for steal in none random longest locality; do
+        run actors_balance --mode=$mode --steal=$steal --workers=$w "${balance_args[@]}"
+      done
+    done
+  done
+done
+exit $failed

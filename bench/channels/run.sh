@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Channel benchmarks, called by bench/run (see bench/README.md for the contract).
+# Env: BUILD (absolute build dir), QUICK (0|1), RUNS (runs per program).
+# Prints only RESULT lines on stdout; notes go to stderr. Each round runs
+# every benchmark's troupe program and then its peer twins (Go, Boost.Fiber),
+# so troupe and peer measurements alternate RUNS times.
+#
+# Benchmarks (names as in bench/RESULTS.md):
+#   chan_contend         P producers + C consumers on one channel of 128 ints,
+#                        1+1, 2+2, 4+4, processors = GOMAXPROCS = 2 (ops_per_s)
+#   chan_rendezvous_rtt  capacity-0 ping-pong round trip, 1 and 2 processors
+#                        (ns_per_op)
+#   chan_close_drain     close under load, values lost (troupe; must be 0)
+set -uo pipefail
+: "${BUILD:?BUILD must be the absolute build directory}"
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+bin="$BUILD/bench/channels"
+procs=2
+
+if [ "$QUICK" = 1 ]; then
+    contend_ms=300; rtt_rounds=100000; drain_ms=200
+else
+    contend_ms=2000; rtt_rounds=1000000; drain_ms=1000
+fi
+
+# Go twins: built here with `go build`, everything under $BUILD.
+gobin="$BUILD/go"
+if command -v go >/dev/null 2>&1; then
+    mkdir -p "$gobin"
+    export GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod GO111MODULE=off
+    for g in chan_contend chan_rendezvous_rtt; do
+        if [ ! -x "$gobin/$g" ] || [ "$here/../peers/go/$g.go" -nt "$gobin/$g" ]; then
+            (cd "$here/../peers/go" && go build -o "$gobin/$g" "$g.go") >&2 ||
+                echo "channels: go build of $g failed, skipped" >&2
+        fi
+    done
+else
+    echo "channels: go not installed, Go twins skipped" >&2
+fi
+
+status=0
+# run PROGRAM ARGS...: runs one program if it was built, keeping stdout to
+# RESULT lines only. A missing twin is skipped with a note.
+run() {
+    local prog="$1"; shift
+    if [ ! -x "$prog" ]; then
+        echo "channels: $(basename "$prog") not built, skipped" >&2
+        return 0
+    fi
+    local out
+    if ! out=$("$prog" "$@"); then
+        echo "channels: $(basename "$prog") $* failed" >&2
+        status=1
+    fi
+    printf '%s\n' "$out" | grep '^RESULT ' || true
+}
+
+for ((r = 1; r <= RUNS; r++)); do
+    echo "channels: round $r of $RUNS" >&2
+    for pc in "1 1" "2 2" "4 4"; do
+        set -- $pc
+        args=(--producers=$1 --consumers=$2 --ms=$contend_ms --capacity=128 --processors=$procs)
+        run "$bin/channels_chan_contend" "${args[@]}"
+        # Go's flag package takes the same --name=value form.
+        run "$gobin/chan_contend" "${args[@]}"
+        run "$bin/channels_boost_fiber_chan_contend" "${args[@]}"
+    done
+    for p in 1 2; do
+        run "$bin/channels_chan_rendezvous_rtt" --rounds=$rtt_rounds --processors=$p
+        run "$gobin/chan_rendezvous_rtt" --rounds=$rtt_rounds --processors=$p
+        run "$bin/channels_boost_fiber_chan_rendezvous_rtt" --rounds=$rtt_rounds --processors=$p
+    done
+    run "$bin/channels_chan_close_drain" --producers=4 --consumers=4 --ms=$drain_ms \
+        --capacity=128 --processors=$procs
+done
+exit $status

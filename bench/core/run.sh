@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Core benchmarks, called by bench/run (see bench/README.md for the contract).
+# Env: BUILD (absolute build dir), QUICK (0|1), RUNS (runs per program).
+# Prints only RESULT lines on stdout; notes go to stderr. Each round runs
+# every benchmark's troupe program and then its peer twins, so troupe and
+# peer measurements alternate RUNS times.
+set -uo pipefail
+: "${BUILD:?BUILD must be the absolute build directory}"
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-5}
+bin="$BUILD/bench/core"
+
+if [ "$QUICK" = 1 ]; then
+    create_iters=100000; std_create_iters=2000; rounds=200000
+    lock_iters=2000000;  contend_ms=200;        idle_ms=1000
+else
+    create_iters=1000000; std_create_iters=10000; rounds=2000000
+    lock_iters=20000000;  contend_ms=1000;        idle_ms=5000
+fi
+
+status=0
+# run PROGRAM ARGS...: runs one program if it was built, keeping stdout to
+# RESULT lines only. A missing peer binary (its package was absent at
+# configure time) is skipped with a note; a failing program is reported.
+run() {
+    local prog="$bin/$1"; shift
+    if [ ! -x "$prog" ]; then
+        echo "core: $(basename "$prog") not built, skipped" >&2
+        return 0
+    fi
+    local out
+    if ! out=$("$prog" "$@"); then
+        echo "core: $(basename "$prog") $* failed" >&2
+        status=1
+    fi
+    printf '%s\n' "$out" | grep '^RESULT ' || true
+}
+
+for ((r = 1; r <= RUNS; r++)); do
+    echo "core: round $r of $RUNS" >&2
+    run core_thread_create_join --iters=$create_iters
+    run core_boost_fiber_thread_create_join --iters=$create_iters
+    run core_std_thread_create_join --iters=$std_create_iters
+
+    run core_sem_pingpong --rounds=$rounds
+    # unbuffered_channel is Boost.Fiber's cheapest primitive for this on
+    # this machine (a mutex+condition_variable semaphore costs ~1.7x more);
+    # `--prim=condvar` measures the other.
+    run core_boost_fiber_sem_pingpong --rounds=$rounds --prim=channel
+
+    run core_lock_uncontended --iters=$lock_iters --ctx=os
+    run core_lock_uncontended --iters=$lock_iters --ctx=user
+    run core_std_lock_uncontended --iters=$lock_iters
+
+    run core_lock_contended --ms=$contend_ms --ctx=os
+    run core_lock_contended --ms=$contend_ms --ctx=user
+    run core_std_lock_contended --ms=$contend_ms
+
+    run core_idle_cpu --ms=$idle_ms --threads=1000 --processors=4
+done
+exit $status

@@ -1,0 +1,91 @@
+// bench=chan_contend, system=boost_fiber: twin of
+// bench/channels/chan_contend.cpp. P producer and C consumer fibers on
+// --processors kernel threads (work_stealing scheduler, idle threads
+// suspend) share one buffered_channel<int> for --ms milliseconds; reports
+// pops per second. Like troupe's round-robin placement, fiber k starts on
+// thread k mod processors (consumers first), so producers and consumers
+// really run on different threads; launched all from one thread, Boost
+// leaves a 1+1 run entirely on that thread and measures no contention.
+// Boost's buffered_channel capacity must be a power of two and holds
+// capacity-1 elements (128 -> 127). Shutdown as in the Go twin: a stop flag
+// ends the producers, then close() ends the consumers once they drained the
+// buffer.
+#include <atomic>
+#include <boost/fiber/all.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chan_bench.hpp"
+
+namespace bf = boost::fibers;
+
+int main(int argc, char** argv) {
+    const long producers = chan_bench::option(argc, argv, "producers", 1);
+    const long consumers = chan_bench::option(argc, argv, "consumers", 1);
+    const long ms = chan_bench::option(argc, argv, "ms", 2000);
+    const long capacity = chan_bench::option(argc, argv, "capacity", 128);
+    const auto threads = static_cast<std::uint32_t>(chan_bench::option(argc, argv, "processors", 2));
+
+    bf::buffered_channel<int> ch{static_cast<std::size_t>(capacity)};
+    std::atomic<bool> stop{false};
+    std::atomic<long> removed{0}, inserted{0};
+    // Every fiber waits here, and so does the main fiber, which starts the clock.
+    bf::barrier start{static_cast<std::size_t>(producers + consumers + 1)};
+    bf::barrier producers_done{static_cast<std::size_t>(producers + 1)};
+
+    auto consumer = [&] {
+        start.wait();
+        long n = 0;
+        int v;
+        while (ch.pop(v) == bf::channel_op_status::success) n += v;  // every element is 1
+        removed.fetch_add(n);
+    };
+    auto producer = [&] {
+        start.wait();
+        long n = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+            if (ch.push(1) != bf::channel_op_status::success) break;
+            ++n;
+        }
+        inserted.fetch_add(n);
+        producers_done.wait();
+    };
+    // Thread t launches fibers t, t + threads, ...: consumers are 0..C-1,
+    // producers C..C+P-1. Every thread installs work_stealing behind a
+    // barrier before any fiber is launched (Boost.Fiber's requirement).
+    bf::barrier ready{threads};
+    auto launch = [&](std::uint32_t t) {
+        std::vector<bf::fiber> fs;
+        for (long k = t; k < consumers + producers; k += threads) {
+            if (k < consumers) fs.emplace_back(consumer); else fs.emplace_back(producer);
+        }
+        return fs;
+    };
+    std::vector<std::thread> helpers;
+    for (std::uint32_t t = 1; t < threads; ++t)
+        helpers.emplace_back([&, t] {
+            bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
+            ready.wait();
+            auto fs = launch(t);
+            for (auto& f : fs) f.join();
+        });
+    bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
+    ready.wait();
+    auto mine = launch(0);
+
+    start.wait();
+    const auto t0 = chan_bench::clock::now();
+    boost::this_fiber::sleep_for(std::chrono::milliseconds(ms));
+    stop.store(true, std::memory_order_relaxed);
+    const auto t1 = chan_bench::clock::now();
+    producers_done.wait();
+    ch.close();
+    for (auto& f : mine) f.join();
+    for (auto& t : helpers) t.join();
+    if (removed.load() != inserted.load()) chan_bench::fail("chan_contend: values lost");
+    chan_bench::result("chan_contend", "boost_fiber", "ops_per_s",
+                       static_cast<double>(removed.load()) / chan_bench::seconds(t0, t1),
+                       "producers=" + std::to_string(producers) +
+                           " consumers=" + std::to_string(consumers));
+}

@@ -1,0 +1,69 @@
+// bench=chan_rendezvous_rtt, system=boost_fiber: twin of
+// bench/channels/chan_rendezvous_rtt.cpp. Two fibers ping-pong an int
+// through two unbuffered_channel<long>; one op = one round trip.
+// --processors 1: both fibers on one thread; 2: a work_stealing scheduler
+// on two threads (idle threads suspend).
+#include <boost/fiber/all.hpp>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chan_bench.hpp"
+
+namespace bf = boost::fibers;
+
+int main(int argc, char** argv) {
+    const long rounds = chan_bench::option(argc, argv, "rounds", 1000000);
+    const auto threads = static_cast<std::uint32_t>(chan_bench::option(argc, argv, "processors", 1));
+    const long warmup = rounds / 10 + 1;
+
+    std::vector<std::thread> helpers;
+    std::mutex done_mutex;
+    bf::condition_variable_any done_cv;
+    bool done = false;
+    bf::barrier ready{threads};
+    if (threads > 1) {
+        for (std::uint32_t i = 1; i < threads; ++i)
+            helpers.emplace_back([&] {
+                bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
+                ready.wait();
+                std::unique_lock l{done_mutex};
+                done_cv.wait(l, [&] { return done; });
+            });
+        bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
+        ready.wait();
+    }
+
+    bf::unbuffered_channel<long> to_pong, to_ping;
+    double ns = 0;
+    long last = -1;
+    bf::fiber pong{[&] {
+        for (long i = 0; i < warmup + rounds; ++i) to_ping.push(to_pong.value_pop() + 1);
+    }};
+    bf::fiber ping{[&] {
+        long v = 0;
+        for (long i = 0; i < warmup; ++i) {
+            to_pong.push(v);
+            v = to_ping.value_pop();
+        }
+        const auto t0 = chan_bench::clock::now();
+        for (long i = 0; i < rounds; ++i) {
+            to_pong.push(v);
+            v = to_ping.value_pop();
+        }
+        ns = chan_bench::seconds(t0, chan_bench::clock::now()) * 1e9 / static_cast<double>(rounds);
+        last = v;
+    }};
+    ping.join();
+    pong.join();
+    {
+        std::lock_guard g{done_mutex};
+        done = true;
+    }
+    done_cv.notify_all();
+    for (auto& t : helpers) t.join();
+    if (last != warmup + rounds) chan_bench::fail("chan_rendezvous_rtt: lost a round");
+    chan_bench::result("chan_rendezvous_rtt", "boost_fiber", "ns_per_op", ns,
+                       "processors=" + std::to_string(threads));
+}

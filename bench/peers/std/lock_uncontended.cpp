@@ -1,0 +1,28 @@
+// bench=lock_uncontended, system=std: twin of
+// bench/core/lock_uncontended.cpp with std::mutex on the main OS thread.
+// Reports ns_per_op (lock + increment + unlock).
+#include <mutex>
+#include <string>
+
+#include "bench_util.hpp"
+
+int main(int argc, char** argv) {
+    const long iters = bench::option(argc, argv, "iters", 20000000);
+    std::mutex m;
+    long counter = 0;
+    for (long i = 0; i < iters / 10 + 1; ++i) {
+        m.lock();
+        ++counter;
+        m.unlock();
+    }
+    const auto t0 = bench::clock::now();
+    for (long i = 0; i < iters; ++i) {
+        m.lock();
+        ++counter;
+        m.unlock();
+    }
+    const auto t1 = bench::clock::now();
+    if (counter != iters + iters / 10 + 1) bench::fail("lock_uncontended: lost an increment");
+    bench::result("lock_uncontended", "std", "ns_per_op",
+                  bench::seconds(t0, t1) * 1e9 / static_cast<double>(iters), "ctx=os");
+}

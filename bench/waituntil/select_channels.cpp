@@ -1,0 +1,144 @@
+// bench=select_contend and bench=select_spin, system=troupe: the thesis'
+// channel multiplexing benchmarks. P producers and C consumers (troupe user
+// threads on --processors processors) each select over the same K channels
+// of --capacity ints, K written out as K clauses of one statement (K = 2, 4,
+// 8); a consumption is one operation. select_contend blocks in waituntil;
+// select_spin (--spin=1) adds an otherwise clause (Go's `default`) and
+// retries, yielding its processor after a miss (troupe user threads are not
+// preempted, so a spinning thread must let the others on its processor run).
+// Reports consumptions per second made before the stop flag.
+//
+// Shutdown: a stop flag ends the producers; the channels are then closed,
+// and each consumer's statement throws channel_closed once the channels are
+// drained. Every inserted value must have been removed.
+//
+// Twin: bench/peers/go/select_channels.go.
+#include <array>
+#include <atomic>
+#include <deque>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <troupe/channel.hpp>
+#include <troupe/cluster.hpp>
+#include <troupe/thread.hpp>
+#include <troupe/waituntil.hpp>
+
+#include "select_bench.hpp"
+
+namespace {
+
+using troupe::on;
+
+template <std::size_t K>
+struct workload {
+    std::array<troupe::channel<long>*, K> ch;
+    std::atomic<bool> stop{false};
+    std::atomic<long> inserted{0}, removed{0}, counted{0};
+    bool spin = false;
+
+    // One statement inserting into whichever channel has room first.
+    template <std::size_t... I>
+    bool insert_one(std::index_sequence<I...>) {
+        if (!spin) {
+            troupe::waituntil((on(ch[I]->insert_from(1L)) | ...));
+            return true;
+        }
+        return !troupe::waituntil((on(ch[I]->insert_from(1L)) | ...), troupe::otherwise([] {}))
+                    .otherwise_ran();
+    }
+    // One statement removing from whichever channel has an element first.
+    template <std::size_t... I>
+    bool remove_one(long& v, std::index_sequence<I...>) {
+        if (!spin) {
+            troupe::waituntil((on(ch[I]->remove_into(v)) | ...));
+            return true;
+        }
+        return !troupe::waituntil((on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {}))
+                    .otherwise_ran();
+    }
+
+    void producer() {
+        long n = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+            if (insert_one(std::make_index_sequence<K>{}))
+                ++n;
+            else
+                troupe::this_thread::yield();
+        }
+        inserted.fetch_add(n);
+    }
+    void consumer() {
+        long v = 0, n = 0, before_stop = 0;
+        try {
+            for (;;) {
+                if (remove_one(v, std::make_index_sequence<K>{})) {
+                    n += v;
+                    if (!stop.load(std::memory_order_relaxed)) ++before_stop;
+                } else {
+                    troupe::this_thread::yield();
+                }
+            }
+        } catch (troupe::channel_closed&) {
+        }
+        // The first closed-and-empty channel ended the statement: take what
+        // the others still hold.
+        for (auto* c : ch)
+            while (c->try_remove(v) == troupe::channel_status::success) n += v;
+        removed.fetch_add(n);
+        counted.fetch_add(before_stop);
+    }
+};
+
+template <std::size_t K>
+double run(long producers, long consumers, long ms, long capacity, long procs, bool spin) {
+    troupe::cluster pool{static_cast<std::size_t>(procs)};
+    std::deque<troupe::channel<long>> chans;
+    workload<K> w;
+    for (std::size_t i = 0; i < K; ++i) w.ch[i] = &chans.emplace_back(static_cast<std::size_t>(capacity));
+    w.spin = spin;
+    std::atomic<bool> start{false};
+    auto gated = [&](auto body) {
+        return [&, body] {
+            while (!start.load(std::memory_order_acquire)) troupe::this_thread::yield();
+            body();
+        };
+    };
+    std::vector<troupe::thread> cs, ps;
+    for (long i = 0; i < consumers; ++i) cs.emplace_back(pool, gated([&] { w.consumer(); }));
+    for (long i = 0; i < producers; ++i) ps.emplace_back(pool, gated([&] { w.producer(); }));
+    const auto t0 = select_bench::clock::now();
+    start.store(true, std::memory_order_release);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    w.stop.store(true, std::memory_order_relaxed);
+    const auto t1 = select_bench::clock::now();
+    for (auto& t : ps) t.join();
+    for (auto& c : chans) c.close();
+    for (auto& t : cs) t.join();
+    if (w.removed.load() != w.inserted.load()) select_bench::fail("select_channels: values lost");
+    return static_cast<double>(w.counted.load()) / select_bench::seconds(t0, t1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const long producers = select_bench::option(argc, argv, "producers", 1);
+    const long consumers = select_bench::option(argc, argv, "consumers", 1);
+    const long k = select_bench::option(argc, argv, "k", 2);
+    const long ms = select_bench::option(argc, argv, "ms", 2000);
+    const long capacity = select_bench::option(argc, argv, "capacity", 128);
+    const long procs = select_bench::option(argc, argv, "processors", 2);
+    const bool spin = select_bench::option(argc, argv, "spin", 0) != 0;
+    double ops = 0;
+    switch (k) {
+    case 2: ops = run<2>(producers, consumers, ms, capacity, procs, spin); break;
+    case 4: ops = run<4>(producers, consumers, ms, capacity, procs, spin); break;
+    case 8: ops = run<8>(producers, consumers, ms, capacity, procs, spin); break;
+    default: select_bench::fail("select_channels: --k must be 2, 4 or 8");
+    }
+    select_bench::result(spin ? "select_spin" : "select_contend", "ops_per_s", ops,
+                         "k=" + std::to_string(k) + " producers=" + std::to_string(producers) +
+                             " consumers=" + std::to_string(consumers));
+}

@@ -1,0 +1,314 @@
+#pragma once
+/// Go-style channels: a bounded FIFO (or, at capacity 0, a rendezvous)
+/// between any number of producers and consumers, closed by exceptions.
+///
+///     troupe::channel<int> ch{128, "work"};
+///     troupe::thread producer{[&] {
+///         for (int i = 0; i < 1000; ++i) ch << i;        // ch.insert(i)
+///         ch.close();
+///     }};
+///     for (int v : ch) use(v);        // ends when closed and drained
+///
+/// Algorithm (Go's, as in Cforall): one internal spinlock; blocked producers
+/// and consumers wait in FIFO queues with a pointer to their element; the
+/// thread that finds a blocked partner completes the partner's operation
+/// (moves the element into or out of the partner's storage) and then wakes
+/// it, so a woken thread never re-takes the lock (wait morphing), and
+/// threads are served first come, first served. Blocking works from troupe
+/// user threads and OS threads alike. Inside the critical section the only
+/// code of T that runs is its move constructor (and the destructor of the
+/// moved-from object); copies are made outside, so T must be nothrow
+/// move-constructible.
+///
+/// Close: `close()` wakes every blocked thread. Producers (blocked or later)
+/// get `channel_closed_with<T>` holding their element. Consumers choose per
+/// call between draining (`remove()`, range-for) and stopping at once
+/// (`remove(troupe::stop_on_close)`); see channel_closed.hpp for why.
+///
+/// Select: `remove_into(v)`, `remove_discard()` and `insert_from(v)` return
+/// clause objects implementing the select_node protocol (troupe::selectable)
+/// for `waituntil`.
+///
+/// Checked builds report destroying a channel that threads still block on
+/// (a deadlock), naming the channel and the count on each side; the blocked
+/// threads are then released with `channel_closed`. Statistics builds print
+/// per-channel operation and blocking counts when the channel is destroyed.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <new>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "troupe/channel_closed.hpp"
+#include "troupe/detail/channel_waiter.hpp"
+#include "troupe/select.hpp"
+#include "troupe/spinlock.hpp"
+
+namespace troupe {
+
+template <class T>
+class channel_remove_clause;
+template <class T>
+class channel_insert_clause;
+
+template <class T>
+class channel {
+    static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_destructible_v<T>,
+                  "troupe::channel<T>: T must be nothrow move-constructible and nothrow "
+                  "destructible (elements move inside the channel's critical section)");
+
+public:
+    using value_type = T;
+    class iterator;
+
+    /// A channel holding up to `capacity` elements; 0 makes every insert
+    /// wait for a remove (rendezvous). `name` (kept by pointer) appears in
+    /// exceptions, misuse reports and statistics.
+    explicit channel(std::size_t capacity = 0, const char* name = nullptr)
+        : capacity_(capacity), name_(name) {
+        if (capacity_)
+            buffer_ = static_cast<T*>(::operator new(capacity_ * sizeof(T), buffer_alignment));
+    }
+    channel(const channel&) = delete;
+    channel& operator=(const channel&) = delete;
+
+    /// Destroys buffered elements. Threads still blocked here are released
+    /// with channel_closed; checked builds report them as a deadlock.
+    ~channel();
+
+    // ------------------------------------------------------------- blocking
+
+    /// Inserts `v`: into the buffer, or straight into a waiting consumer;
+    /// if the buffer is full (always, at capacity 0) parks until a consumer
+    /// takes it. Throws channel_closed_with<T> holding `v` if the channel is
+    /// or becomes closed before `v` was taken. Moves from `v` only on success.
+    void insert(T&& v);
+    /// Inserts a copy of `v` (the copy is made before taking the lock).
+    void insert(const T& v)
+        requires std::is_copy_constructible_v<T>
+    {
+        insert(T(v));
+    }
+
+    /// Removes the oldest element, parking while there is none. After
+    /// close it keeps returning buffered elements and throws channel_closed
+    /// once the channel is empty (drain).
+    T remove() {
+        detail::element_slot<T> s;
+        const char* name;
+        if (!remove_into_storage(s.storage(), false, name)) throw_closed_remove(this, name);
+        return s.take();
+    }
+    /// As remove(), but throws channel_closed as soon as the channel is
+    /// closed, even if elements are left in it (stop at once).
+    T remove(stop_on_close_t) {
+        detail::element_slot<T> s;
+        const char* name;
+        if (!remove_into_storage(s.storage(), true, name)) throw_closed_remove(this, name);
+        return s.take();
+    }
+
+    /// Go's `ch <- v`: insert(v).
+    channel& operator<<(T&& v) {
+        insert(std::move(v));
+        return *this;
+    }
+    channel& operator<<(const T& v)
+        requires std::is_copy_constructible_v<T>
+    {
+        insert(v);
+        return *this;
+    }
+    /// Go's `v = <-ch`: v = remove() (drains after close, then throws).
+    channel& operator>>(T& v) {
+        v = remove();
+        return *this;
+    }
+
+    // --------------------------------------------------------- non-blocking
+
+    /// Inserts `v` if that needs no waiting: `success`, `full` (capacity 0:
+    /// no consumer waiting) or `closed`. Never throws; moves from `v` only
+    /// on success.
+    channel_status try_insert(T&& v) noexcept;
+    channel_status try_insert(const T& v)
+        requires std::is_copy_constructible_v<T>
+    {
+        if constexpr (std::is_nothrow_copy_constructible_v<T>) {
+            T copy(v);
+            return try_insert(std::move(copy));
+        } else {
+            // A throwing copy: see whether it has a chance first, cheaply.
+            if (is_closed()) return channel_status::closed;
+            T copy(v);
+            return try_insert(std::move(copy));
+        }
+    }
+    /// Removes into `out` if that needs no waiting: `success`, `empty`
+    /// (capacity 0: no producer waiting) or `closed` (closed and drained).
+    channel_status try_remove(T& out) { return try_remove_impl(out, false); }
+    /// As try_remove, but `closed` as soon as the channel is closed.
+    channel_status try_remove(T& out, stop_on_close_t) { return try_remove_impl(out, true); }
+
+    /// Hands a copy of `v` to every consumer blocked right now (a broadcast,
+    /// typically of a sentinel); returns how many got one. Does not buffer.
+    std::size_t flush(const T& v)
+        requires std::is_copy_constructible_v<T>;
+
+    /// Closes the channel and wakes every blocked producer and consumer
+    /// (see the class comment). Closing again does nothing. Never blocks.
+    void close() noexcept;
+
+    // -------------------------------------------------------------- queries
+
+    /// Elements buffered now (a snapshot).
+    std::size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
+    std::size_t capacity() const noexcept { return capacity_; }
+    bool empty() const noexcept { return size() == 0; }
+    bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    /// Threads (and select clauses) queued on each side (a snapshot).
+    std::size_t waiting_producers() const noexcept { return locked_size(producers_); }
+    std::size_t waiting_consumers() const noexcept { return locked_size(consumers_); }
+    const char* name() const noexcept { return name_; }
+
+    // ----------------------------------------------------------- iteration
+
+    /// Range-for removes (drain policy) until the channel is closed and empty.
+    iterator begin() { return iterator(*this); }
+    std::default_sentinel_t end() noexcept { return {}; }
+
+    // -------------------------------------------------------- select clauses
+
+    /// A clause removing one element into `v` when it wins (drain policy:
+    /// after close, buffered elements are still taken; a closed and empty
+    /// channel makes the clause throw channel_closed when selected).
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v) noexcept { return {*this, &v, false}; }
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, stop_on_close_t) noexcept {
+        return {*this, &v, true};
+    }
+    /// A clause removing one element and discarding it.
+    [[nodiscard]] channel_remove_clause<T> remove_discard() noexcept { return {*this, nullptr, false}; }
+    /// A clause inserting `v` when it wins (moving from it); if the channel
+    /// is closed it throws channel_closed_with<T> holding `v` when selected.
+    [[nodiscard]] channel_insert_clause<T> insert_from(T& v) noexcept { return {*this, v}; }
+    /// A clause inserting a value it owns.
+    [[nodiscard]] channel_insert_clause<T> insert_from(T&& v) noexcept { return {*this, std::move(v)}; }
+
+    class iterator {
+    public:
+        using value_type = T;
+        using difference_type = std::ptrdiff_t;
+
+        T& operator*() noexcept { return *current_; }
+        T* operator->() noexcept { return &*current_; }
+        iterator& operator++() {
+            advance();
+            return *this;
+        }
+        void operator++(int) { advance(); }
+        friend bool operator==(const iterator& i, std::default_sentinel_t) noexcept {
+            return !i.current_;
+        }
+
+    private:
+        friend class channel;
+        explicit iterator(channel& ch) : ch_(&ch) { advance(); }
+        void advance() {
+            current_.reset();
+            detail::element_slot<T> s;
+            const char* name;
+            if (ch_->remove_into_storage(s.storage(), false, name)) current_.emplace(s.take());
+        }
+        channel* ch_;
+        std::optional<T> current_;
+    };
+
+private:
+    friend class channel_remove_clause<T>;
+    friend class channel_insert_clause<T>;
+
+    enum class outcome { done, closed, lost, wait };
+
+    // Under lock_: try to complete an operation without waiting. `self` is
+    // the caller's select node (nullptr for a plain call); `wake` receives
+    // the partner whose operation we completed, to wake after unlocking.
+    outcome insert_locked(T& src, select_node* self, select_node*& wake) noexcept;
+    outcome remove_locked(void* dst, select_node* self, bool stop, select_node*& wake) noexcept;
+
+    // Removes into raw storage; false if closed (per `stop`) and nothing
+    // came. `name` receives name_, read under the lock: a thread released
+    // by the destructor must not read the channel after its wake.
+    bool remove_into_storage(void* dst, bool stop, const char*& name);
+    channel_status try_remove_impl(T& out, bool stop);
+
+    // The select protocol, driven by the clause objects.
+    bool register_insert(select_node& n, detail::channel_waiter& w, T& src);
+    bool register_remove(select_node& n, detail::channel_waiter& w, bool stop);
+    bool unregister(node_queue& q, select_node& n, const detail::channel_waiter& w);
+
+    // Moves the element `n` waits to insert into `dst`; marks `n` done.
+    static void take_from(select_node& n, void* dst) noexcept {
+        auto& w = detail::waiter_of(n);
+        ::new (dst) T(std::move(*static_cast<T*>(w.elem)));
+        w.state.store(detail::handoff::done, std::memory_order_release);
+    }
+    // Moves `src` into the storage `n` waits with; marks `n` done.
+    static void give_to(select_node& n, T&& src) noexcept {
+        auto& w = detail::waiter_of(n);
+        ::new (w.elem) T(std::move(src));
+        w.state.store(detail::handoff::done, std::memory_order_release);
+    }
+    // Pops every claimable waiter of `q`, marks it closed, chains it on
+    // `*tail` (through next_) for waking after unlock; returns the count.
+    static std::size_t collect_closed(node_queue& q, select_node**& tail) noexcept;
+    static void wake_chain(select_node* n) noexcept {
+        while (n) {
+            select_node* next = n->next_;  // read before the wake: our last touch
+            n->wake();
+            n = next;
+        }
+    }
+
+    T* slot(std::size_t i) noexcept { return std::launder(buffer_ + i); }
+    std::size_t wrap(std::size_t i) const noexcept { return i >= capacity_ ? i - capacity_ : i; }
+    std::size_t tail_index() const noexcept {
+        return wrap(head_ + count_.load(std::memory_order_relaxed));
+    }
+    std::size_t locked_size(const node_queue& q) const noexcept {
+        lock_.lock();
+        const std::size_t n = q.size();
+        lock_.unlock();
+        return n;
+    }
+    [[noreturn]] static void throw_closed_remove(const void* ch, const char* name) {
+        throw channel_closed(ch, name, channel_operation::remove);
+    }
+
+    // The ring starts on its own cache line (no false sharing with the heap
+    // neighbours of a small buffer).
+    static constexpr std::align_val_t buffer_alignment{alignof(T) > 64 ? alignof(T) : 64};
+
+    // The hot fields share the lock's cache line.
+    alignas(64) mutable spinlock lock_;
+    std::atomic<std::size_t> count_{0};  // written under lock_, read anywhere
+    std::size_t head_ = 0;
+    const std::size_t capacity_;
+    T* buffer_ = nullptr;
+    node_queue producers_;
+    node_queue consumers_;
+    std::atomic<bool> closed_{false};  // written under lock_
+    const char* name_;
+#if defined(TROUPE_STATISTICS)
+    struct {
+        std::uint64_t inserts = 0, blocked_inserts = 0, removes = 0, blocked_removes = 0;
+    } stats_;  // under lock_
+#endif
+};
+
+}  // namespace troupe
+
+#include "troupe/channel_select.hpp"
+#include "troupe/detail/channel_impl.hpp"

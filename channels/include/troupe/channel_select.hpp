@@ -1,0 +1,126 @@
+#pragma once
+/// Select clauses of channel<T>: the objects that `waituntil` waits on.
+///
+///     int v;
+///     auto clause = ch.remove_into(v);        // or insert_from(x), remove_discard()
+///     troupe::select_node n{troupe::this_context()};
+///     if (!clause.register_select(n)) troupe::park();  // a partner completes it
+///     clause.unregister_select(n);
+///     if (clause.on_selected(n)) use(v);      // throws channel_closed after close
+///
+/// A clause implements the select_node protocol (troupe::selectable) for one
+/// channel operation. Its node's status is won *before* any element moves, so
+/// an element is never delivered to a statement that already took another
+/// clause; two selectors at both ends of a rendezvous resolve through the
+/// PENDING handshake (see channels/design.md). A clause must stay in place
+/// (not be moved) from register_select until unregister_select, and must
+/// not outlive its channel. Included by channel.hpp.
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include "troupe/channel_closed.hpp"
+#include "troupe/detail/channel_waiter.hpp"
+#include "troupe/select.hpp"
+
+namespace troupe {
+
+template <class T>
+class channel;
+
+/// Select clause: remove one element from a channel into a variable (or
+/// discard it). Returned by channel::remove_into / remove_discard. Must stay
+/// in place from register_select until unregister_select.
+template <class T>
+class channel_remove_clause {
+public:
+    channel_remove_clause(channel<T>& ch, T* dst, bool stop) noexcept : ch_(&ch), dst_(dst), stop_(stop) {}
+    /// Only before registration (the state is not carried over).
+    channel_remove_clause(channel_remove_clause&& o) noexcept : ch_(o.ch_), dst_(o.dst_), stop_(o.stop_) {}
+    channel_remove_clause& operator=(channel_remove_clause&&) = delete;
+    ~channel_remove_clause() {
+        // Delivered but never selected (the statement unwound): drop it.
+        if (w_.state.load(std::memory_order_acquire) == detail::handoff::done && !taken_)
+            slot_.get().~T();
+    }
+
+    /// True if an element was removed (or the channel found closed) now.
+    bool register_select(select_node& n) {
+        w_.elem = slot_.storage();
+        n.extra = &w_;
+        return ch_->register_remove(n, w_, stop_);
+    }
+    /// Dequeues the node if still queued; true iff a general-mode clause
+    /// completed and its body must still run.
+    bool unregister_select(select_node& n) { return ch_->unregister(ch_->consumers_, n, w_); }
+    /// Moves the element into the variable and returns true; after close,
+    /// throws channel_closed (or returns false while an exception unwinds).
+    bool on_selected(select_node&) {
+        switch (w_.state.load(std::memory_order_acquire)) {
+        case detail::handoff::done:
+            if (taken_) return true;
+            taken_ = true;
+            if (dst_) *dst_ = slot_.take(); else slot_.get().~T();
+            return true;
+        case detail::handoff::closed:
+            if (std::uncaught_exceptions() > 0) return false;
+            channel<T>::throw_closed_remove(ch_, ch_->name());
+        default:
+            return false;
+        }
+    }
+
+private:
+    channel<T>* ch_;
+    T* dst_;
+    bool stop_;
+    bool taken_ = false;
+    detail::channel_waiter w_;
+    detail::element_slot<T> slot_;
+};
+
+/// Select clause: insert an element into a channel. Returned by
+/// channel::insert_from. Must stay in place from register_select until
+/// unregister_select.
+template <class T>
+class channel_insert_clause {
+public:
+    channel_insert_clause(channel<T>& ch, T& src) noexcept : ch_(&ch), src_(&src) {}
+    channel_insert_clause(channel<T>& ch, T&& v) noexcept : ch_(&ch), owned_(std::move(v)), src_(&*owned_) {}
+    /// Only before registration.
+    channel_insert_clause(channel_insert_clause&& o) noexcept
+        : ch_(o.ch_), owned_(std::move(o.owned_)), src_(owned_ ? &*owned_ : o.src_) {}
+    channel_insert_clause& operator=(channel_insert_clause&&) = delete;
+
+    bool register_select(select_node& n) {
+        w_.elem = src_;
+        n.extra = &w_;
+        return ch_->register_insert(n, w_, *src_);
+    }
+    bool unregister_select(select_node& n) { return ch_->unregister(ch_->producers_, n, w_); }
+    /// True when the element went in; after close, throws
+    /// channel_closed_with<T> holding the element (or returns false while
+    /// an exception unwinds).
+    bool on_selected(select_node&) {
+        switch (w_.state.load(std::memory_order_acquire)) {
+        case detail::handoff::done:
+            return true;
+        case detail::handoff::closed:
+            if (std::uncaught_exceptions() > 0) return false;
+            throw channel_closed_with<T>(ch_, ch_->name(), std::move(*src_));
+        default:
+            return false;
+        }
+    }
+
+private:
+    channel<T>* ch_;
+    std::optional<T> owned_;
+    T* src_;
+    detail::channel_waiter w_;
+};
+
+static_assert(selectable<channel_remove_clause<int>>);
+static_assert(selectable<channel_insert_clause<int>>);
+
+}  // namespace troupe

@@ -1,0 +1,357 @@
+#pragma once
+// Out-of-line members of troupe::channel<T> (included by channel.hpp).
+// See channels/design.md for the algorithm and its invariants.
+#include <cstdio>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "troupe/error.hpp"
+
+#if defined(TROUPE_STATISTICS)
+#define TROUPE_CHANNEL_COUNT(field) (++stats_.field)
+#else
+#define TROUPE_CHANNEL_COUNT(field) ((void)0)
+#endif
+
+namespace troupe {
+
+template <class T>
+channel<T>::~channel() {
+    select_node* chain = nullptr;
+    select_node** tail = &chain;
+    lock_.lock();
+    closed_.store(true, std::memory_order_release);
+    const std::size_t consumers = collect_closed(consumers_, tail);
+    const std::size_t producers = collect_closed(producers_, tail);
+    lock_.unlock();
+    if constexpr (checked_build) {
+        if (consumers + producers > 0)
+            detail::report_misuse(detail::describe("channel", name_, this) +
+                                  ": destroyed while threads are blocked on it (deadlock): " +
+                                  std::to_string(producers) + " producer(s), " +
+                                  std::to_string(consumers) + " consumer(s); releasing them "
+                                  "with channel_closed");
+    }
+    // Released threads never touch the channel again: they only read their
+    // own wait record and throw.
+    wake_chain(chain);
+    for (std::size_t i = 0, n = count_.load(std::memory_order_relaxed); i < n; ++i) {
+        slot(wrap(head_ + i))->~T();
+    }
+    if (buffer_) ::operator delete(buffer_, buffer_alignment);
+#if defined(TROUPE_STATISTICS)
+    std::fprintf(stderr,
+                 "troupe statistics: %s: inserts %llu (blocking %llu), removes %llu (blocking %llu)\n",
+                 detail::describe("channel", name_, this).c_str(),
+                 (unsigned long long)stats_.inserts, (unsigned long long)stats_.blocked_inserts,
+                 (unsigned long long)stats_.removes, (unsigned long long)stats_.blocked_removes);
+#endif
+}
+
+template <class T>
+auto channel<T>::insert_locked(T& src, select_node* self, select_node*& wake) noexcept -> outcome {
+    if (closed_.load(std::memory_order_relaxed)) return outcome::closed;
+    const std::size_t count = count_.load(std::memory_order_relaxed);
+    // Live consumers wait only while the buffer is empty; stale ones (lost
+    // select clauses) are dropped by claim_front.
+    if (consumers_.empty() && count == capacity_) return outcome::wait;
+    detail::rendezvous_claim claim{self};
+    if (!claim.begin()) return outcome::lost;
+    if (select_node* c = claim.claim_front(consumers_)) {
+        give_to(*c, std::move(src));  // wait morphing: complete its remove
+        claim.commit();
+        wake = c;
+        return outcome::done;
+    }
+    if (claim.self_lost()) return outcome::lost;
+    if (count < capacity_) {
+        ::new (buffer_ + tail_index()) T(std::move(src));
+        count_.store(count + 1, std::memory_order_relaxed);
+        claim.commit();
+        return outcome::done;
+    }
+    claim.abort();
+    return outcome::wait;
+}
+
+template <class T>
+auto channel<T>::remove_locked(void* dst, select_node* self, bool stop, select_node*& wake) noexcept
+    -> outcome {
+    const bool closed = closed_.load(std::memory_order_relaxed);
+    if (closed && stop) return outcome::closed;
+    const std::size_t count = count_.load(std::memory_order_relaxed);
+    if (count > 0) {
+        // Our own status is never pending here, so try_claim cannot spin.
+        if (self && !self->try_claim()) return outcome::lost;
+        T* front = slot(head_);
+        ::new (dst) T(std::move(*front));
+        front->~T();
+        if (++head_ == capacity_) head_ = 0;
+        // The buffer had been full if a producer waits: its element goes to
+        // the tail (FIFO kept: buffered elements leave first).
+        if (select_node* p = producers_.pop_claimed()) {
+            take_from(*p, buffer_ + wrap(head_ + count - 1));  // the new tail
+            wake = p;
+        } else {
+            count_.store(count - 1, std::memory_order_relaxed);
+        }
+        return outcome::done;
+    }
+    if (closed) return outcome::closed;
+    if (producers_.empty()) return outcome::wait;  // capacity > 0: only stale nodes are queued
+    detail::rendezvous_claim claim{self};
+    if (!claim.begin()) return outcome::lost;
+    if (select_node* p = claim.claim_front(producers_)) {
+        take_from(*p, dst);
+        claim.commit();
+        wake = p;
+        return outcome::done;
+    }
+    if (claim.self_lost()) return outcome::lost;
+    claim.abort();
+    return outcome::wait;
+}
+
+template <class T>
+void channel<T>::insert(T&& v) {
+    select_node* wake = nullptr;
+    lock_.lock();
+    const char* const name = name_;  // for the exception: *this may be gone after a wait
+    TROUPE_CHANNEL_COUNT(inserts);
+    switch (insert_locked(v, nullptr, wake)) {
+    case outcome::done:
+        lock_.unlock();
+        if (wake) wake->wake();
+        return;
+    case outcome::closed:
+        lock_.unlock();
+        throw channel_closed_with<T>(this, name, std::move(v));
+    default:
+        break;
+    }
+    // Full: queue with a pointer to our element; a consumer moves it out.
+    detail::channel_waiter w;
+    w.elem = &v;
+    select_node self{this_context()};
+    self.extra = &w;
+    producers_.push_back(self);
+    TROUPE_CHANNEL_COUNT(blocked_inserts);
+    lock_.unlock();
+    detail::await_partner(w);
+    if (w.state.load(std::memory_order_acquire) == detail::handoff::closed)
+        throw channel_closed_with<T>(this, name, std::move(v));
+}
+
+template <class T>
+bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
+    select_node* wake = nullptr;
+    lock_.lock();
+    name = name_;
+    TROUPE_CHANNEL_COUNT(removes);
+    switch (remove_locked(dst, nullptr, stop, wake)) {
+    case outcome::done:
+        lock_.unlock();
+        if (wake) wake->wake();
+        return true;
+    case outcome::closed:
+        lock_.unlock();
+        return false;
+    default:
+        break;
+    }
+    // Empty: queue with a pointer to our storage; a producer fills it.
+    detail::channel_waiter w;
+    w.elem = dst;
+    select_node self{this_context()};
+    self.extra = &w;
+    consumers_.push_back(self);
+    TROUPE_CHANNEL_COUNT(blocked_removes);
+    lock_.unlock();
+    detail::await_partner(w);
+    // A consumer is woken by close only while the channel is empty (it
+    // queued on an empty buffer, and nothing can be inserted after close).
+    return w.state.load(std::memory_order_acquire) == detail::handoff::done;
+}
+
+template <class T>
+channel_status channel<T>::try_insert(T&& v) noexcept {
+    select_node* wake = nullptr;
+    lock_.lock();
+    const outcome r = insert_locked(v, nullptr, wake);
+    if (r == outcome::done) TROUPE_CHANNEL_COUNT(inserts);
+    lock_.unlock();
+    if (wake) wake->wake();
+    return r == outcome::done ? channel_status::success
+         : r == outcome::closed ? channel_status::closed
+                                : channel_status::full;
+}
+
+template <class T>
+channel_status channel<T>::try_remove_impl(T& out, bool stop) {
+    detail::element_slot<T> s;
+    select_node* wake = nullptr;
+    lock_.lock();
+    const outcome r = remove_locked(s.storage(), nullptr, stop, wake);
+    if (r == outcome::done) TROUPE_CHANNEL_COUNT(removes);
+    lock_.unlock();
+    if (wake) wake->wake();
+    if (r == outcome::done) {
+        out = s.take();  // assignment (user code) outside the lock
+        return channel_status::success;
+    }
+    return r == outcome::closed ? channel_status::closed : channel_status::empty;
+}
+
+template <class T>
+std::size_t channel<T>::flush(const T& v)
+    requires std::is_copy_constructible_v<T>
+{
+    std::size_t served = 0;
+    if constexpr (std::is_nothrow_copy_constructible_v<T>) {
+        // One critical section: copy into every waiting consumer, wake after.
+        select_node* chain = nullptr;
+        select_node** tail = &chain;
+        lock_.lock();
+        while (select_node* c = consumers_.pop_claimed()) {
+            auto& w = detail::waiter_of(*c);
+            ::new (w.elem) T(v);
+            w.state.store(detail::handoff::done, std::memory_order_release);
+            *tail = c;
+            tail = &c->next_;
+            ++served;
+            TROUPE_CHANNEL_COUNT(inserts);
+        }
+        lock_.unlock();
+        wake_chain(chain);
+    } else {
+        // A copy may throw: make each copy outside the lock, then hand it over.
+        const std::size_t waiting = waiting_consumers();
+        for (std::size_t i = 0; i < waiting; ++i) {
+            T copy(v);
+            lock_.lock();
+            select_node* c = consumers_.pop_claimed();
+            if (c) {
+                give_to(*c, std::move(copy));
+                TROUPE_CHANNEL_COUNT(inserts);
+            }
+            lock_.unlock();
+            if (!c) break;
+            c->wake();
+            ++served;
+        }
+    }
+    return served;
+}
+
+template <class T>
+std::size_t channel<T>::collect_closed(node_queue& q, select_node**& tail) noexcept {
+    std::size_t n = 0;
+    // pop_claimed skips clauses whose statement already finished: a lost
+    // exclusive clause is dropped, never woken.
+    while (select_node* w = q.pop_claimed()) {
+        auto& rec = detail::waiter_of(*w);
+        w->extra = nullptr;  // protocol: a null payload means "woken by close"
+        rec.state.store(detail::handoff::closed, std::memory_order_release);
+        *tail = w;
+        tail = &w->next_;
+        ++n;
+    }
+    return n;
+}
+
+template <class T>
+void channel<T>::close() noexcept {
+    select_node* chain = nullptr;
+    select_node** tail = &chain;
+    lock_.lock();
+    if (closed_.load(std::memory_order_relaxed)) {
+        lock_.unlock();
+        return;
+    }
+    closed_.store(true, std::memory_order_release);
+    collect_closed(consumers_, tail);  // consumers first, as in Cforall
+    collect_closed(producers_, tail);
+    lock_.unlock();
+    wake_chain(chain);
+}
+
+template <class T>
+bool channel<T>::register_insert(select_node& n, detail::channel_waiter& w, T& src) {
+    select_node* wake = nullptr;
+    lock_.lock();
+    TROUPE_CHANNEL_COUNT(inserts);
+    switch (insert_locked(src, &n, wake)) {
+    case outcome::done:
+        w.state.store(detail::handoff::done, std::memory_order_relaxed);
+        lock_.unlock();
+        if (wake) wake->wake();
+        return true;
+    case outcome::closed: {
+        // The clause "completes" as closed if it wins; on_selected throws.
+        const bool won = n.try_claim();
+        if (won) w.state.store(detail::handoff::closed, std::memory_order_relaxed);
+        lock_.unlock();
+        return won;
+    }
+    case outcome::lost:
+        lock_.unlock();
+        return false;
+    case outcome::wait:
+        break;
+    }
+    if (detail::is_live(n)) {
+        producers_.push_back(n);
+        TROUPE_CHANNEL_COUNT(blocked_inserts);
+    }
+    lock_.unlock();
+    return false;
+}
+
+template <class T>
+bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool stop) {
+    select_node* wake = nullptr;
+    lock_.lock();
+    TROUPE_CHANNEL_COUNT(removes);
+    switch (remove_locked(w.elem, &n, stop, wake)) {
+    case outcome::done:
+        w.state.store(detail::handoff::done, std::memory_order_relaxed);
+        lock_.unlock();
+        if (wake) wake->wake();
+        return true;
+    case outcome::closed: {
+        const bool won = n.try_claim();
+        if (won) w.state.store(detail::handoff::closed, std::memory_order_relaxed);
+        lock_.unlock();
+        return won;
+    }
+    case outcome::lost:
+        lock_.unlock();
+        return false;
+    case outcome::wait:
+        break;
+    }
+    if (detail::is_live(n)) {
+        consumers_.push_back(n);
+        TROUPE_CHANNEL_COUNT(blocked_removes);
+    }
+    lock_.unlock();
+    return false;
+}
+
+template <class T>
+bool channel<T>::unregister(node_queue& q, select_node& n, const detail::channel_waiter& w) {
+    lock_.lock();
+    const bool was_queued = q.remove(n);
+    // A partner completes a claimed node before releasing the lock, so under
+    // the lock `state` is final for any node no longer queued.
+    const bool completed = w.state.load(std::memory_order_relaxed) == detail::handoff::done;
+    lock_.unlock();
+    if (was_queued || !n.is_general()) return false;
+    return completed &&
+           n.status_word()->load(std::memory_order_acquire) == std::uintptr_t(select_status::sat);
+}
+
+}  // namespace troupe
+
+#undef TROUPE_CHANNEL_COUNT

@@ -1,0 +1,185 @@
+#pragma once
+// Internal building blocks of channel<T>: the record a blocked operation
+// leaves for its partner, the handshake that claims a partner for a
+// rendezvous, and the wait itself. See channels/design.md for the design.
+#include <atomic>
+#include <cstdint>
+#include <new>
+#include <utility>
+
+#include "troupe/channel_defaults.hpp"
+#include "troupe/context.hpp"
+#include "troupe/detail/futex.hpp"
+#include "troupe/select.hpp"
+#include "troupe/thread.hpp"
+
+namespace troupe::detail {
+
+/// How a blocked channel operation ended.
+enum class handoff : std::uint8_t {
+    waiting,  ///< still queued (or being completed)
+    done,     ///< a partner moved the element (wait morphing)
+    closed,   ///< woken by close(): nothing moved
+};
+
+/// What a queued select_node's `extra` points to. Written by the partner
+/// under the channel lock; `state` is stored (release) before the wake.
+struct channel_waiter {
+    /// Producer: the T to move from. Consumer: raw storage for a T.
+    void* elem = nullptr;
+    std::atomic<handoff> state{handoff::waiting};
+};
+
+inline channel_waiter& waiter_of(select_node& n) noexcept {
+    return *static_cast<channel_waiter*>(n.extra);
+}
+
+/// Uninitialised storage for one T (a consumer's destination).
+template <class T>
+class element_slot {
+public:
+    element_slot() noexcept = default;
+    element_slot(const element_slot&) = delete;
+    element_slot& operator=(const element_slot&) = delete;
+
+    void* storage() noexcept { return bytes_; }
+    T& get() noexcept { return *std::launder(reinterpret_cast<T*>(bytes_)); }
+    /// Moves the element out and destroys the slot's copy.
+    T take() noexcept {
+        T v(std::move(get()));
+        get().~T();
+        return v;
+    }
+
+private:
+    alignas(T) unsigned char bytes_[sizeof(T)];
+};
+
+/// Claims, for one rendezvous, both the registering operation's own select
+/// status (`self`, null for a plain blocking call) and a queued partner's.
+/// An exclusive (or general) self is held `pending` while we try partners,
+/// so neither side can be won twice; two selectors doing this to each other
+/// on two channels resolve by status-word address: the side with the higher
+/// address steps back to `unsat` (letting the other claim it) until the
+/// other's handshake is over. Plain selves need none of this.
+class rendezvous_claim {
+public:
+    explicit rendezvous_claim(select_node* self) noexcept
+        : self_(self && !self->is_plain() ? self : nullptr) {}
+
+    /// Marks our status pending; false if our statement was already won.
+    bool begin() noexcept {
+        if (!self_) return true;
+        auto expected = std::uintptr_t(select_status::unsat);
+        return self_->status_word()->compare_exchange_strong(
+            expected, std::uintptr_t(select_status::pending), std::memory_order_acq_rel);
+    }
+    /// We performed the operation: our clause wins.
+    void commit() noexcept {
+        if (self_) self_->status_word()->store(won_value(*self_), std::memory_order_release);
+    }
+    /// No partner: release our status for others (we will queue).
+    void abort() noexcept {
+        if (self_)
+            self_->status_word()->store(std::uintptr_t(select_status::unsat), std::memory_order_release);
+    }
+    /// True once our own statement was won elsewhere during the handshake.
+    bool self_lost() const noexcept { return self_lost_; }
+
+    /// Walks `q` from the front: drops partners whose statement was won
+    /// elsewhere, skips nodes of our own exclusive statement, and unlinks
+    /// and returns the first partner won for us (nullptr if none, or if we
+    /// lost ourselves meanwhile). Caller holds the queue's lock and has
+    /// called begin().
+    select_node* claim_front(node_queue& q) noexcept {
+        select_node* n = q.front();
+        while (n) {
+            select_node* next = n->next_;
+            if (self_ && n->status_word() == self_->status_word()) {
+                n = next;  // our own clause: a selector cannot meet itself
+                continue;
+            }
+            switch (claim(*n)) {
+            case outcome::won:
+                q.remove(*n);
+                return n;
+            case outcome::lost:
+                q.remove(*n);  // stale: its statement finished elsewhere
+                break;
+            case outcome::self_lost:
+                self_lost_ = true;
+                return nullptr;
+            }
+            n = next;
+        }
+        return nullptr;
+    }
+
+private:
+    enum class outcome { won, lost, self_lost };
+
+    static std::uintptr_t won_value(select_node& n) noexcept {
+        return n.is_exclusive() ? reinterpret_cast<std::uintptr_t>(&n)
+                                : std::uintptr_t(select_status::sat);
+    }
+
+    outcome claim(select_node& other) noexcept {
+        auto* theirs = other.status_word();
+        if (!theirs) return outcome::won;  // a plain waiter: always ours
+        const auto won = won_value(other);
+        for (;;) {
+            auto expected = std::uintptr_t(select_status::unsat);
+            // acq_rel: our later element move stays after the win, and we
+            // see what the waiter wrote before it queued.
+            if (theirs->compare_exchange_strong(expected, won, std::memory_order_acq_rel))
+                return outcome::won;
+            if (expected != std::uintptr_t(select_status::pending)) return outcome::lost;
+            // The other side is mid-handshake. Without a pending status of
+            // our own, or with the lower address, we just wait it out.
+            if (!self_ || reinterpret_cast<std::uintptr_t>(self_->status_word()) <
+                              reinterpret_cast<std::uintptr_t>(theirs)) {
+                cpu_relax();
+                continue;
+            }
+            // Symmetric case and we have the higher address: step back so
+            // the other side can claim us, until its handshake ends.
+            auto* mine = self_->status_word();
+            mine->store(std::uintptr_t(select_status::unsat), std::memory_order_release);
+            while (theirs->load(std::memory_order_acquire) == std::uintptr_t(select_status::pending) &&
+                   mine->load(std::memory_order_acquire) == std::uintptr_t(select_status::unsat))
+                cpu_relax();
+            auto unsat = std::uintptr_t(select_status::unsat);
+            if (!mine->compare_exchange_strong(unsat, std::uintptr_t(select_status::pending),
+                                               std::memory_order_acq_rel))
+                return outcome::self_lost;  // the other side (or anyone) won us
+        }
+    }
+
+    select_node* self_;
+    bool self_lost_ = false;
+};
+
+/// Waits for a partner to complete `w` (or for close), then consumes the one
+/// unpark the partner owes us. A short yield (user thread) or spin (OS
+/// thread) phase first: if the partner finishes meanwhile, its unpark merely
+/// banks a permit and the park below returns at once.
+inline void await_partner(const channel_waiter& w) noexcept {
+    auto pending = [&] { return w.state.load(std::memory_order_acquire) == handoff::waiting; };
+    if (this_context().is_user_thread()) {
+        for (int i = 0; i < defaults::channel_wait_yields && pending(); ++i) this_thread::yield();
+    } else {
+        for (int s = 0; s < defaults::channel_wait_os_spins && pending(); ++s) cpu_relax();
+    }
+    park();  // exactly one wake is owed to us: the partner's, or close's
+}
+
+/// Whether a queued node still stands for a blocked thread (not a clause of
+/// a statement that finished elsewhere).
+inline bool is_live(const select_node& n) noexcept {
+    auto* s = n.status_word();
+    if (!s) return true;
+    const auto v = s->load(std::memory_order_acquire);
+    return v == std::uintptr_t(select_status::unsat) || v == std::uintptr_t(select_status::pending);
+}
+
+}  // namespace troupe::detail

@@ -1,0 +1,41 @@
+#pragma once
+// Actor tests: run a body at 1, 2 and 4 workers (4 oversubscribes the CI
+// machine on purpose), each under the shared watchdog; iteration counts
+// scaled down under the sanitizers.
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+
+#include "fixture.hpp"
+#include "troupe/actors.hpp"
+
+namespace troupe_test {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr long scale = 10;
+#else
+inline constexpr long scale = 1;
+#endif
+
+/// `n` iterations in a release build, n / scale under a sanitizer.
+constexpr long iterations(long n) { return n / scale > 0 ? n / scale : 1; }
+
+/// Runs body(workers) for each worker count under a watchdog.
+template <class F>
+void on_workers(F&& body, std::initializer_list<std::size_t> counts = {1, 2, 4}) {
+    for (std::size_t n : counts) {
+        CAPTURE(n);
+        watchdog w{current_test() + " at " + std::to_string(n) + " worker(s)"};
+        body(n);
+    }
+}
+
+/// An executor configuration with `workers` workers and everything else
+/// default.
+inline troupe::executor_config workers(std::size_t n) {
+    troupe::executor_config c;
+    c.workers = n;
+    return c;
+}
+
+}  // namespace troupe_test

@@ -1,0 +1,117 @@
+// Request/reply: a future a non-actor thread waits on; exceptions from the
+// behaviour reach the requester.
+#include <stdexcept>
+#include <string>
+
+#include "actor_fixture.hpp"
+
+using troupe_test::on_workers;
+
+namespace {
+
+struct add : troupe::message {
+    long n = 0;
+};
+struct get_total : troupe::request<long> {};
+struct ping : troupe::request<> {};
+struct fail : troupe::request<std::string> {};
+
+struct account : troupe::actor {
+    long total = 0;
+    troupe::allocation receive(add& m) {
+        total += m.n;
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(get_total& q) {
+        q.reply(total);
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(ping& p) {
+        p.reply();
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(fail&) { throw std::runtime_error("overdrawn"); }
+};
+
+// Asks another actor from inside a behaviour and waits for the answer
+// (ask flushes the request first; needs a second worker to answer).
+struct auditor : troupe::actor {
+    account* target = nullptr;
+    long seen = -1;
+    troupe::allocation receive(ping& p) {
+        get_total q;
+        seen = troupe::ask(*target, q).get();
+        p.reply();
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a plain thread waits for an actor's answer; messages before it are counted") {
+    on_workers([](std::size_t w) {
+        troupe::actor_system sys{w};
+        account a;
+        add one;
+        one.n = 1;
+        for (int i = 0; i < 1000; ++i) a | one;
+        get_total q;
+        CHECK(troupe::ask(a, q).get() == 1000);  // FIFO: after the adds
+        q.reset();
+        a | one;
+        CHECK(troupe::ask(a, q).get() == 1001);
+        a | troupe::finished_msg;
+        sys.stop();
+    });
+}
+
+TEST_CASE("an exception thrown by the behaviour reaches the requester; the actor keeps running") {
+    troupe::actor_system sys{2};
+    account a;
+    fail f;
+    CHECK_THROWS_WITH_AS(troupe::ask(a, f).get(), "overdrawn", std::runtime_error);
+    ping p;
+    troupe::ask(a, p).get();  // still alive and answering
+    a | troupe::finished_msg;
+    sys.stop();
+}
+
+TEST_CASE("user threads ask too (they park, their processor runs others)") {
+    troupe_test::on_processors([](troupe::cluster& c) {
+        troupe::actor_system sys{2};
+        account a;
+        add two;
+        two.n = 2;
+        long results[4] = {};
+        {
+            troupe::thread t[4];
+            for (int i = 0; i < 4; ++i)
+                t[i] = troupe::thread{c, [&, i] {
+                                          get_total q;
+                                          a | two;
+                                          results[i] = troupe::ask(a, q).get();
+                                      }};
+        }
+        for (long r : results) CHECK((r >= 2 && r <= 8 && r % 2 == 0));
+        a | troupe::finished_msg;
+        sys.stop();
+        CHECK(a.total == 8);
+    });
+}
+
+TEST_CASE("a behaviour may wait for another actor's reply when another worker can answer") {
+    troupe_test::watchdog wd{"nested ask"};
+    troupe::actor_system sys{2};
+    account a;
+    auditor b;
+    b.target = &a;
+    add five;
+    five.n = 5;
+    a | five;
+    ping p;
+    troupe::ask(b, p).get();
+    CHECK(b.seen == 5);
+    a | troupe::finished_msg;
+    b | troupe::finished_msg;
+    sys.stop();
+}

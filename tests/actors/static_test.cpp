@@ -1,0 +1,68 @@
+// Static sends: one actor, one message, many sends (Cforall test "static").
+#include <atomic>
+
+#include "actor_fixture.hpp"
+
+using troupe_test::iterations;
+using troupe_test::on_workers;
+
+namespace {
+
+struct tick : troupe::message {};
+
+// Re-sends the one message to itself until it has received `times`.
+struct self_sender : troupe::actor {
+    long count = 0, times = 0;
+    troupe::allocation receive(tick& m) {
+        if (++count == times) return troupe::Finished;
+        *this | m;
+        return troupe::Nodelete;
+    }
+};
+
+// Counts what other threads send it.
+struct counter : troupe::actor {
+    long count = 0;
+    troupe::allocation receive(tick&) {
+        ++count;
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("one actor re-sends one message to itself: exact count") {
+    on_workers([](std::size_t w) {
+        troupe::actor_system sys{w};
+        tick m;
+        self_sender a;
+        a.times = iterations(200000);
+        a | m;
+        sys.stop();
+        CHECK(a.count == iterations(200000));
+        CHECK(a.finished());
+    });
+}
+
+TEST_CASE("many cascaded sends of one message from the main thread") {
+    on_workers([](std::size_t w) {
+        troupe::actor_system sys{w};
+        tick m;
+        counter c;
+        const long n = iterations(50000);
+        for (long i = 0; i < n; ++i) c | m | m;  // cascaded: two per statement
+        c | troupe::finished_msg;
+        sys.stop();
+        CHECK(c.count == 2 * n);
+    });
+}
+
+TEST_CASE("the thesis's static program with thesis-style start/stop") {
+    troupe::start_actor_system(2);
+    tick m;
+    self_sender a;
+    a.times = iterations(100000);
+    a | m;
+    troupe::stop_actor_system();
+    CHECK(a.count == iterations(100000));
+}

@@ -1,0 +1,130 @@
+// Work stealing under an unbalanced load: every loaded actor's mailbox
+// belongs to worker 0, so the others must steal. Each actor's messages must
+// still be processed one at a time (a per-actor in-flight flag) and in FIFO
+// order per sender (sequence numbers), for every victim heuristic.
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "actor_fixture.hpp"
+
+using troupe_test::iterations;
+
+namespace {
+
+constexpr long Set = 8;
+std::atomic<long> overlaps{0}, out_of_order{0};
+
+struct seq_msg : troupe::message {
+    long from, seq;
+    seq_msg(long f, long s) : message(troupe::Delete), from(f), seq(s) {}
+};
+struct kick : troupe::message {};
+kick kick_msg;
+
+struct member : troupe::actor {
+    member** group = nullptr;
+    long id = 0, rounds = 0, recs = 0, sends = 0;
+    long next_seq[Set] = {};
+    long last_seq[Set];
+    std::atomic<bool> in_flight{false};
+    member() {
+        for (auto& l : last_seq) l = -1;
+    }
+
+    troupe::allocation step() {
+        if (recs == rounds * Set) return troupe::Finished;
+        const long to = sends % Set;
+        *group[to] | *new seq_msg{id, next_seq[to]++};
+        ++sends;
+        ++recs;
+        return troupe::Nodelete;
+    }
+    troupe::allocation guarded(long from, long seq) {
+        // relaxed suffices to detect overlap: two workers inside at once both
+        // see the flag set by the other at some point.
+        if (in_flight.exchange(true, std::memory_order_acq_rel)) overlaps.fetch_add(1);
+        if (from >= 0) {
+            if (seq != last_seq[from] + 1) out_of_order.fetch_add(1);
+            last_seq[from] = seq;
+        }
+        // A little work, so batches take long enough to be stolen.
+        volatile long spin = 0;
+        for (int i = 0; i < 200; ++i) spin = spin + i;
+        in_flight.store(false, std::memory_order_release);
+        return step();
+    }
+    troupe::allocation receive(seq_msg& m) { return guarded(m.from, m.seq); }
+    troupe::allocation receive(kick&) { return guarded(-1, 0); }
+};
+struct dummy : troupe::actor {};
+
+void run_unbalanced(const troupe::executor_config& cfg) {
+    overlaps = 0;
+    out_of_order = 0;
+    troupe::actor_system sys{cfg};
+    const std::size_t m = sys.mailboxes(), per = m / sys.workers();
+    const long groups = 16, rounds = iterations(200);
+    std::vector<std::unique_ptr<member>> members;
+    std::vector<std::unique_ptr<dummy>> dummies;
+    std::vector<member*> table;
+    // External creations take tickets round-robin: keep only those landing
+    // in worker 0's range (mailboxes [0, per)) for loaded actors.
+    for (std::size_t ticket = 0; members.size() < static_cast<std::size_t>(groups * Set); ticket = (ticket + 1) % m) {
+        if (ticket < per) {
+            members.push_back(std::make_unique<member>());
+            table.push_back(members.back().get());
+        } else {
+            dummies.push_back(std::make_unique<dummy>());
+        }
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        members[i]->group = &table[i - i % Set];
+        members[i]->id = static_cast<long>(i % Set);
+        members[i]->rounds = rounds;
+    }
+    for (auto& a : members) *a | kick_msg;
+    for (auto& d : dummies) *d | troupe::finished_msg;
+    sys.stop();
+    for (auto& a : members) {
+        CHECK(a->recs == rounds * Set);
+        CHECK(a->finished());
+        for (long s = 0; s < Set; ++s) CHECK(a->last_seq[s] == rounds - 1);
+    }
+    CHECK(overlaps.load() == 0);
+    CHECK(out_of_order.load() == 0);
+    if (sys.statistics().steal_attempts) MESSAGE("steals: " << sys.statistics().steals);
+}
+
+}  // namespace
+
+TEST_CASE("unbalanced load: FIFO per sender and one worker per actor, every heuristic") {
+    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest, troupe::victim_policy::locality}) {
+        for (std::size_t w : {2u, 4u}) {
+            CAPTURE(troupe::to_string(policy));
+            CAPTURE(w);
+            troupe_test::watchdog wd{"unbalanced " + std::string{troupe::to_string(policy)}};
+            troupe::executor_config cfg = troupe_test::workers(w);
+            cfg.victims = policy;
+            cfg.queues_per_worker = 4;  // fewer, busier mailboxes: more steals
+            run_unbalanced(cfg);
+        }
+    }
+}
+
+TEST_CASE("the same load with stealing off still completes (worker 0 does it all)") {
+    troupe_test::watchdog wd{"no stealing"};
+    troupe::executor_config cfg = troupe_test::workers(2);
+    cfg.stealing = false;
+    run_unbalanced(cfg);
+}
+
+TEST_CASE("locality stealing on a synthetic topology runs the load correctly") {
+    troupe_test::watchdog wd{"synthetic locality"};
+    troupe::executor_config cfg = troupe_test::workers(4);
+    cfg.victims = troupe::victim_policy::locality;
+    cfg.synthetic_topology = "pack:2 numa:2 core:4 pu:2";
+    cfg.worker_pu = {0, 1, 8, 16};
+    cfg.queues_per_worker = 4;
+    run_unbalanced(cfg);
+}

@@ -1,0 +1,137 @@
+// Destroying a channel that threads still block on (a deadlock): reported
+// in checked builds, and the blocked threads are released either way.
+// Statistics builds: the per-channel counters printed at destruction.
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "fixture.hpp"
+#include "troupe/channel.hpp"
+#include "troupe/thread.hpp"
+
+using troupe::channel;
+using troupe_test::misuse_recorder;
+using troupe_test::on_processors;
+
+namespace {
+template <class P>
+void wait_until(P pred) {
+    while (!pred()) troupe::this_thread::yield();
+}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("destroying a channel with blocked producers reports a deadlock and releases them") {
+    on_processors([](troupe::cluster& c) {
+        misuse_recorder rec;
+        auto ch = std::make_unique<channel<int>>(1, "doomed");
+        ch->insert(0);  // full
+        std::vector<int> back(2, -1);
+        std::vector<troupe::thread> ts;
+        for (int i = 0; i < 2; ++i)
+            ts.emplace_back(c, [&, i, raw = ch.get()] {
+                try {
+                    raw->insert(10 + i);
+                } catch (troupe::channel_closed_with<int>& e) {
+                    back[i] = e.value();  // touches only the exception
+                }
+            });
+        wait_until([&] { return ch->waiting_producers() == 2; });
+        ch.reset();
+        for (auto& t : ts) t.join();
+        CHECK(back[0] == 10);
+        CHECK(back[1] == 11);
+        if constexpr (troupe::checked_build) {
+            REQUIRE(rec.messages().size() == 1);
+            const std::string m = rec.last();
+            CHECK(contains(m, "channel 'doomed'"));
+            CHECK(contains(m, "deadlock"));
+            CHECK(contains(m, "2 producer(s), 0 consumer(s)"));
+        } else {
+            CHECK(rec.messages().empty());  // release builds do not check
+        }
+    });
+}
+
+TEST_CASE("destroying a channel with blocked consumers (user and OS threads) reports them") {
+    troupe::cluster c{2};
+    misuse_recorder rec;
+    auto ch = std::make_unique<channel<int>>(0, "abandoned");
+    std::atomic<int> released{0};
+    auto consume = [&, raw = ch.get()] {
+        try {
+            (void)raw->remove();
+        } catch (troupe::channel_closed&) {
+            ++released;
+        }
+    };
+    troupe::thread a{c, consume}, b{c, consume};
+    std::thread os{consume};
+    wait_until([&] { return ch->waiting_consumers() == 3; });
+    ch.reset();
+    a.join();
+    b.join();
+    os.join();
+    CHECK(released == 3);
+    if constexpr (troupe::checked_build) {
+        REQUIRE(rec.messages().size() == 1);
+        CHECK(contains(rec.last(), "channel 'abandoned'"));
+        CHECK(contains(rec.last(), "0 producer(s), 3 consumer(s)"));
+    }
+}
+
+TEST_CASE("an idle channel, or one with only buffered elements, is destroyed silently") {
+    misuse_recorder rec;
+    {
+        channel<std::string> ch{4, "quiet"};
+        ch << std::string("left behind");  // destroyed with the channel
+    }
+    {
+        // A select clause that lost its statement leaves a stale node only
+        // until unregistered; a queued-then-unregistered one is not a waiter.
+        channel<int> ch{0};
+        std::atomic<std::uintptr_t> st{0};
+        int v = 0;
+        auto clause = ch.remove_into(v);
+        troupe::select_node n{troupe::this_context(), st};
+        CHECK_FALSE(clause.register_select(n));
+        CHECK_FALSE(clause.unregister_select(n));
+    }
+    CHECK(rec.messages().empty());
+}
+
+#if defined(TROUPE_STATISTICS)
+TEST_CASE("statistics builds print per-channel counters at destruction") {
+    // Capture stderr in a temporary file around the destruction.
+    std::FILE* tmp = std::tmpfile();
+    REQUIRE(tmp);
+    std::fflush(stderr);
+    const int saved = dup(fileno(stderr));
+    dup2(fileno(tmp), fileno(stderr));
+    {
+        troupe::cluster c{2};
+        channel<int> ch{1, "counted"};
+        troupe::thread consumer{c, [&] {
+            for (int i = 0; i < 3; ++i) (void)ch.remove();
+        }};
+        for (int i = 0; i < 3; ++i) ch.insert(i);
+        consumer.join();
+    }
+    std::fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+    std::rewind(tmp);
+    std::string out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, tmp)) out += buf;
+    std::fclose(tmp);
+    INFO(out);
+    CHECK(contains(out, "channel 'counted'"));
+    CHECK(contains(out, "inserts 3"));
+    CHECK(contains(out, "removes 3"));
+}
+#endif

@@ -1,0 +1,355 @@
+// waituntil over channels, mirroring Cforall's waituntil channel tests:
+// one channel selected by many threads (one_chan), zero-size channels in
+// both directions with many selectors (channel_zero_size), the two-selector
+// opposite-order race, close during waituntil for readers and writers
+// (channel_close), repeated close cycles (repeat_close), FIFO when a
+// selecting reader meets a blocked selecting writer, closed clauses, and
+// run-time-length clauses over channels.
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "fixture.hpp"
+#include "troupe/channel.hpp"
+#include "troupe/future.hpp"
+#include "troupe/thread.hpp"
+#include "troupe/waituntil.hpp"
+
+using troupe::channel;
+using troupe::on;
+using troupe::waituntil;
+using troupe_test::on_processors;
+using troupe_test::run_in;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int scale = 10;
+#else
+constexpr int scale = 1;
+#endif
+
+namespace {
+template <class P>
+void wait_until(P pred) {
+    while (!pred()) troupe::this_thread::yield();
+}
+}  // namespace
+
+TEST_CASE("one channel selected by many threads: every value exactly once (one_chan)") {
+    on_processors([](troupe::cluster& c) {
+        constexpr int threads = 4;
+        const int per = 20'000 / scale;
+        channel<int> ch{5};
+        std::atomic<long> in_sum{0}, out_sum{0};
+        std::vector<troupe::thread> ts;
+        for (int t = 0; t < threads; ++t) {
+            ts.emplace_back(c, [&, t] {
+                long s = 0;
+                for (int i = 0; i < per; ++i) {
+                    int v = t * per + i;
+                    waituntil(on(ch.insert_from(v), [&] { s += t * per + i; }));
+                }
+                in_sum += s;
+            });
+            ts.emplace_back(c, [&] {
+                long s = 0;
+                int v = 0;
+                for (int i = 0; i < per; ++i) waituntil(on(ch.remove_into(v), [&] { s += v; }));
+                out_sum += s;
+            });
+        }
+        for (auto& t : ts) t.join();
+        const long n = long(threads) * per;
+        CHECK(in_sum.load() == n * (n - 1) / 2);
+        CHECK(out_sum.load() == in_sum.load());
+        CHECK(ch.empty());
+    });
+}
+
+TEST_CASE("zero-size channels, both directions selecting, many selectors: every value once") {
+    on_processors([](troupe::cluster& c) {
+        constexpr int producers = 3, consumers = 3;
+        const int per = 3'000 / scale;  // values per producer
+        const int total = producers * per;
+        channel<int> a{0}, b{0}, d{0};
+        std::vector<std::atomic<int>> seen(total);
+        std::vector<troupe::thread> ts;
+        for (int p = 0; p < producers; ++p) {
+            ts.emplace_back(c, [&, p] {
+                for (int i = 0; i < per; ++i) {
+                    int v = p * per + i;
+                    if (p % 2)  // opposite orders meet each other
+                        waituntil(on(a.insert_from(v)) | on(b.insert_from(v)) | on(d.insert_from(v)));
+                    else
+                        waituntil(on(d.insert_from(v)) | on(b.insert_from(v)) | on(a.insert_from(v)));
+                }
+            });
+        }
+        for (int q = 0; q < consumers; ++q) {
+            ts.emplace_back(c, [&, q] {
+                int v = -1;
+                auto got = [&] { seen[v].fetch_add(1, std::memory_order_relaxed); };
+                for (int i = 0; i < total / consumers; ++i) {
+                    if (q % 2)
+                        waituntil(on(a.remove_into(v), got) | on(b.remove_into(v), got) |
+                                  on(d.remove_into(v), got));
+                    else
+                        waituntil(on(b.remove_into(v), got) | on(d.remove_into(v), got) |
+                                  on(a.remove_into(v), got));
+                }
+            });
+        }
+        for (auto& t : ts) t.join();
+        int once = 0;
+        for (auto& s : seen) once += s.load() == 1;
+        CHECK(once == total);
+    });
+}
+
+TEST_CASE("two selectors on each other's zero-size channels in opposite orders (PENDING race)") {
+    const int rounds = 20'000 / scale;
+    auto check = [&](const std::vector<int>& got, const std::vector<std::size_t>& won) {
+        REQUIRE(got.size() == won.size());
+        int mismatches = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+            mismatches += got[i] != (won[i] == 0 ? 2 : 1);  // B carries 2, A carries 1
+        CHECK(mismatches == 0);
+    };
+    on_processors([&](troupe::cluster& c) {
+        channel<int> A{0}, B{0};
+        std::vector<int> got(rounds);
+        std::vector<std::size_t> won(rounds);
+        troupe::thread reader{c, [&] {
+            for (int i = 0; i < rounds; ++i) {
+                int x = 0;
+                auto r = waituntil(on(A.remove_into(x)) | on(B.remove_into(x)));
+                REQUIRE(r.count() == 1);
+                got[i] = x;
+            }
+        }};
+        troupe::thread writer{c, [&] {
+            for (int i = 0; i < rounds; ++i) {
+                int one = 1, two = 2;
+                won[i] = waituntil(on(B.insert_from(two)) | on(A.insert_from(one))).index();
+            }
+        }};
+        reader.join();
+        writer.join();
+        check(got, won);
+        CHECK(A.waiting_consumers() + A.waiting_producers() + B.waiting_consumers() +
+                  B.waiting_producers() ==
+              0);
+    });
+    // The same race between an OS thread and a user thread.
+    troupe::cluster c{2};
+    channel<int> A{0}, B{0};
+    std::vector<int> got(rounds / 4);
+    std::vector<std::size_t> won(rounds / 4);
+    troupe::thread writer{c, [&] {
+        for (auto& w : won) w = waituntil(on(B.insert_from(2)) | on(A.insert_from(1))).index();
+    }};
+    for (auto& g : got) waituntil(on(A.remove_into(g)) | on(B.remove_into(g)));
+    writer.join();
+    check(got, won);
+}
+
+TEST_CASE("buffered channel: a selecting reader meeting a blocked selecting writer keeps FIFO") {
+    on_processors([](troupe::cluster& c) {
+        for (int round = 0; round < 200 / scale + 5; ++round) {
+            channel<int> ch{2};
+            troupe::future<int> never;
+            ch << 1;
+            ch << 2;
+            troupe::thread writer{c, [&] {
+                int three = 3;
+                waituntil(on(never) | on(ch.insert_from(three)));
+            }};
+            wait_until([&] { return ch.waiting_producers() == 1; });
+            std::vector<int> out;
+            for (int i = 0; i < 3; ++i) {
+                int v = 0;
+                run_in(c, [&] { waituntil(on(never) | on(ch.remove_into(v), [&] { out.push_back(v); })); });
+            }
+            writer.join();
+            CHECK(out == std::vector<int>{1, 2, 3});
+        }
+    }, {1, 2});
+}
+
+TEST_CASE("a closed channel makes its clause ready and the clause throws, in both modes") {
+    channel<int> closed{3};
+    closed << 7;
+    closed.close();
+    troupe::future<int> never;
+    int v = 0;
+    // Drain policy: the buffered element still comes out first.
+    CHECK(waituntil(on(never) | on(closed.remove_into(v))).index() == 1);
+    CHECK(v == 7);
+    CHECK_THROWS_AS(waituntil(on(never) | on(closed.remove_into(v))), troupe::channel_closed);
+    CHECK_THROWS_AS(waituntil(on(closed.insert_from(8)) | on(never)), troupe::channel_closed_with<int>);
+    // General mode: the exception comes from the clause; the other clause's
+    // completed operation is not lost (its body runs during cleanup).
+    channel<int> open{3};
+    open << 5;
+    int got = 0, bodies = 0;
+    CHECK_THROWS_AS(waituntil(on(closed.remove_into(v), [&] { ++bodies; }) &
+                              on(open.remove_into(got), [&] { ++bodies; })),
+                    troupe::channel_closed);
+    CHECK(got == 5);
+    CHECK(bodies == 1);
+    CHECK(open.empty());
+    // Stop policy: a closed channel with elements left throws at once.
+    channel<int> left{2};
+    left << 1;
+    left.close();
+    CHECK_THROWS_AS(waituntil(on(left.remove_into(v, troupe::stop_on_close))), troupe::channel_closed);
+    CHECK(left.size() == 1);
+    CHECK(never.waiters() == 0);
+}
+
+TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel_close)") {
+    for (bool and_reader : {false, true}) {
+        CAPTURE(and_reader);
+        on_processors([&](troupe::cluster& c) {
+            channel<int> A{2}, B{2};
+            std::atomic<long> inserted{0}, removed{0};
+            const long threshold = 5'000 / scale;
+            troupe::thread producer{c, [&] {
+                try {
+                    for (int i = 0;; ++i)
+                        waituntil(on(A.insert_from(i), [&] { ++inserted; }) &
+                                  on(B.insert_from(i), [&] { ++inserted; }));
+                } catch (troupe::channel_closed&) {
+                }
+            }};
+            int next_a = 0, next_b = 0, out_of_order = 0;
+            troupe::thread consumer{c, [&] {
+                int x = 0, y = 0;
+                auto got_a = [&] { out_of_order += x != next_a++, ++removed; };
+                auto got_b = [&] { out_of_order += y != next_b++, ++removed; };
+                try {
+                    for (;;) {
+                        if (and_reader)
+                            waituntil(on(A.remove_into(x), got_a) & on(B.remove_into(y), got_b));
+                        else
+                            waituntil(on(A.remove_into(x), got_a) | on(B.remove_into(y), got_b));
+                    }
+                } catch (troupe::channel_closed&) {
+                }
+                // Drain what is left, one channel at a time.
+                try {
+                    for (;;) {
+                        x = A.remove();
+                        got_a();
+                    }
+                } catch (troupe::channel_closed&) {
+                }
+                try {
+                    for (;;) {
+                        y = B.remove();
+                        got_b();
+                    }
+                } catch (troupe::channel_closed&) {
+                }
+            }};
+            wait_until([&] { return removed.load() >= threshold; });
+            A.close();
+            B.close();
+            producer.join();
+            consumer.join();
+            CHECK(out_of_order == 0);
+            CHECK(inserted.load() == removed.load());
+            CHECK(inserted.load() >= threshold);
+        });
+    }
+}
+
+TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repeat_close)") {
+    on_processors([](troupe::cluster& c) {
+        for (int round = 0; round < 10; ++round) {
+            CAPTURE(round);
+            std::vector<channel<long>> ch(6);
+            std::atomic<long> in_count{0}, in_sum{0}, out_count{0}, out_sum{0};
+            troupe::thread producer{c, [&] {
+                try {
+                    for (long i = 1;; ++i) {
+                        auto ins = [&] { ++in_count, in_sum += i; };
+                        waituntil(on(ch[0].insert_from(i), ins) & on(ch[1].insert_from(i), ins) &
+                                  on(ch[2].insert_from(i), ins) & on(ch[3].insert_from(i), ins) &
+                                  on(ch[4].insert_from(i), ins) & on(ch[5].insert_from(i), ins));
+                    }
+                } catch (troupe::channel_closed&) {
+                }
+            }};
+            troupe::thread consumer{c, [&] {
+                long v = 0;
+                auto rem = [&] { ++out_count, out_sum += v; };
+                try {
+                    for (;;)
+                        waituntil(on(ch[0].remove_into(v), rem) | on(ch[1].remove_into(v), rem) |
+                                  on(ch[2].remove_into(v), rem) | on(ch[3].remove_into(v), rem) |
+                                  on(ch[4].remove_into(v), rem) | on(ch[5].remove_into(v), rem));
+                } catch (troupe::channel_closed&) {
+                }
+            }};
+            wait_until([&] { return out_count.load() >= 600 / scale; });
+            for (auto& x : ch) x.close();
+            producer.join();
+            consumer.join();
+            CHECK(in_count.load() == out_count.load());
+            CHECK(in_sum.load() == out_sum.load());
+        }
+    }, {1, 2});
+}
+
+TEST_CASE("an exception in a body with & pending operations loses nothing") {
+    on_processors([](troupe::cluster& c) {
+        for (int round = 0; round < 300 / scale; ++round) {
+            channel<int> A{1}, B{0};
+            A << 1;
+            int x = 0, y = 0;
+            bool b_ran = false;
+            troupe::thread producer{c, [&] { B << 2; }};
+            run_in(c, [&] {
+                // B completes (now or later) and A fails in its body: B's
+                // body must still run, before the exception leaves.
+                CHECK_THROWS_AS(waituntil(on(A.remove_into(x), [] { throw std::runtime_error("body"); }) &
+                                          on(B.remove_into(y), [&] { b_ran = true; }) &
+                                          on(troupe::timeout(std::chrono::hours(1)))),
+                                std::runtime_error);
+                // Either B's value arrived and its body ran, or B's clause was
+                // withdrawn and the producer is still waiting for a partner.
+                if (!b_ran) CHECK(B.remove() == 2);
+            });
+            producer.join();
+            CHECK(x == 1);
+            if (b_ran) CHECK(y == 2);
+            CHECK(A.empty());
+        }
+    });
+}
+
+TEST_CASE("run-time-length clause over channels: the ready one's index reaches the body") {
+    on_processors([](troupe::cluster& c) {
+        constexpr int n = 12;  // more than the in-place slots
+        std::vector<channel<int>> chans(n);
+        const int per = 300 / scale;
+        troupe::thread producer{c, [&] {
+            for (int i = 0; i < per; ++i)
+                for (int k = 0; k < n; ++k) chans[(k * 5 + i) % n] << (k * 5 + i) % n;
+        }};
+        int v = -1, mismatches = 0, received = 0;
+        run_in(c, [&] {
+            for (int i = 0; i < per * n; ++i) {
+                auto r = waituntil(troupe::on_any(
+                    chans, [&](channel<int>& ch) { return ch.remove_into(v); },
+                    [&](std::size_t idx) { mismatches += v != int(idx), ++received; }));
+                CHECK(r.index() == 0);
+            }
+        });
+        producer.join();
+        CHECK(received == per * n);
+        CHECK(mismatches == 0);
+    }, {1, 2});
+}
