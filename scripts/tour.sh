@@ -6,7 +6,7 @@ bash scripts/deps.sh
 bash scripts/build.sh release
 grep -v '^#' examples/TOUR.txt | while read -r module ex; do
   [ -n "$ex" ] || continue
-  [ -x "build/release/examples/$ex" ] || { echo "(examples/$ex: module $module not built)"; continue; }
+  [ -x "build/release/examples/$ex" ] || { echo "(examples/$ex: needs module(s) ${module//+/, }, not built)"; continue; }
   echo
   echo "=== examples/$ex.cpp ($module)"
   "build/release/examples/$ex" </dev/null

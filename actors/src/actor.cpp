@@ -179,7 +179,7 @@ namespace troupe {
 
 void flush_sends() {
     using detail::tls_worker;
-    if (detail::worker* w = tls_worker; w && w->in_batch()) w->flush_stages();
+    if (detail::worker* w = tls_worker; w && w->in_batch()) w->flush_before_blocking();
 }
 
 std::ostream& operator<<(std::ostream& os, const actor_statistics& s) {

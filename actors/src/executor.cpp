@@ -124,7 +124,7 @@ std::size_t executor::ticket_external() noexcept {
 // every creation we saw had ended at the moment we read the ended counts.
 // (Creations by threads racing with stop are a program error.)
 std::uint64_t executor::live() const noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
     std::uint64_t ended = ext_terminated.load(std::memory_order_acquire);
     for (auto& w : workers) ended += w->terminated.load(std::memory_order_acquire);
     std::uint64_t made = ext_created.load(std::memory_order_acquire);

@@ -39,6 +39,18 @@ inline std::uint64_t timestamp() noexcept {
 #endif
 }
 
+// A full (seq_cst) fence. GCC's TSan does not support fences (-Wtsan):
+// there a seq_cst read-modify-write of a thread-private atomic stands in
+// (a locked instruction, the same full barrier on x86).
+inline void full_fence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    thread_local std::atomic<int> fence_word{0};
+    fence_word.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 // A statistics counter: bump() in statistics builds, nothing otherwise.
 inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 #if defined(TROUPE_STATISTICS)
@@ -139,6 +151,9 @@ public:
     }
     // Hands every staged envelope to its mailbox (in send order).
     void flush_stages();
+    // flush_sends(): the behaviour is about to block; let a parked worker
+    // come and steal what queues up behind it.
+    void flush_before_blocking();
 
 private:
     void run() noexcept;
@@ -147,7 +162,8 @@ private:
     void process(mailbox& mb);
     void deliver(const envelope& e);
     void end_actor(actor& a, allocation how);
-    void park_idle() noexcept;
+    bool park_idle() noexcept;
+    bool another_in_batch() const noexcept;
     void maybe_wake_helper() noexcept;
     // steal.cpp
     bool try_steal() noexcept;

@@ -149,7 +149,7 @@ void worker::loop() {
             ended_since_check_ = false;
             // Pairs with the stopper's fence (Dekker): either it sees our
             // terminated count, or we see `stopping` and check for it.
-            std::atomic_thread_fence(std::memory_order_seq_cst);
+            full_fence();
             exec.notify_if_done();
         }
         if (exec.shutdown.load(std::memory_order_acquire)) break;
@@ -166,10 +166,16 @@ void worker::loop() {
         if (idle >= actor_defaults::idle_passes_before_park) {
             exec.spinning.fetch_sub(1, std::memory_order_relaxed);
             spinning = false;
-            park_idle();
-            idle = 0;
-            steal_gap = actor_defaults::steal_every_passes;
-            next_steal = steal_gap;
+            if (park_idle()) {
+                idle = 0;
+                steal_gap = actor_defaults::steal_every_passes;
+            } else {
+                // Timed out while another worker sat in a batch: one more
+                // look (and steal attempt), then park again at once.
+                idle = actor_defaults::idle_passes_before_park - 1;
+                steal_gap = 1;
+            }
+            next_steal = idle + steal_gap;
             continue;
         }
         cpu_relax();
@@ -266,7 +272,8 @@ void worker::end_actor(actor& a, allocation how) {
     }
 }
 
-void worker::park_idle() noexcept {
+// Returns false if it gave up waiting (timed park) instead of being woken.
+bool worker::park_idle() noexcept {
     // Announce first (seq_cst), then look: a sender locks the mailbox after
     // our look (then it sees `sleepers` and wakes us) or before it (then we
     // see its envelope). A thief's slot CAS and its check of our state form
@@ -280,16 +287,40 @@ void worker::park_idle() noexcept {
         work = !mb->queue->empty();
         mb->lock.unlock();
     }
+    bool woken = true;
     if (!work) {
         exec.notify_if_done();  // the RMW above ordered our counts before this
         if (!exec.shutdown.load(std::memory_order_seq_cst)) {
             count(stats.parks);
-            // A waker sets `awake` (exchange) and then wakes the futex.
-            while (state.load(std::memory_order_acquire) == parked) futex_wait(state, parked);
+            if (exec.stealing && another_in_batch()) {
+                // A behaviour elsewhere may be blocking its worker with work
+                // queued behind it that only a thief can take: do not sleep
+                // for good, come back to look (one wake-up per period).
+                const auto deadline = std::chrono::steady_clock::now() + actor_defaults::busy_park_period;
+                while (state.load(std::memory_order_acquire) == parked &&
+                       std::chrono::steady_clock::now() < deadline)
+                    futex_wait_until(state, parked, deadline);
+                woken = state.load(std::memory_order_acquire) != parked;
+            } else {
+                // A waker sets `awake` (exchange) and then wakes the futex.
+                while (state.load(std::memory_order_acquire) == parked) futex_wait(state, parked);
+            }
         }
     }
     state.store(awake, std::memory_order_seq_cst);
     exec.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    return woken;
+}
+
+bool worker::another_in_batch() const noexcept {
+    for (auto& w : exec.workers)
+        if (w.get() != this && w->batch_began.load(std::memory_order_relaxed) != 0) return true;
+    return false;
+}
+
+void worker::flush_before_blocking() {
+    flush_stages();
+    if (exec.stealing && exec.sleepers.load(std::memory_order_relaxed) != 0) exec.wake_helper(index);
 }
 
 void worker::maybe_wake_helper() noexcept {

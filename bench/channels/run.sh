@@ -66,11 +66,18 @@ for ((r = 1; r <= RUNS; r++)); do
         # Go's flag package takes the same --name=value form.
         run "$gobin/chan_contend" "${args[@]}"
         run "$bin/channels_boost_fiber_chan_contend" "${args[@]}"
+        # Extra row (no troupe counterpart): every fiber launched from one
+        # thread and placed by work_stealing, which keeps a 1+1 run on that
+        # one thread (no cross-thread channel traffic at all).
+        [ "$QUICK" = 1 ] || run "$bin/channels_boost_fiber_chan_contend" "${args[@]}" --spread=0
     done
     for p in 1 2; do
         run "$bin/channels_chan_rendezvous_rtt" --rounds=$rtt_rounds --processors=$p
         run "$gobin/chan_rendezvous_rtt" --rounds=$rtt_rounds --processors=$p
-        run "$bin/channels_boost_fiber_chan_rendezvous_rtt" --rounds=$rtt_rounds --processors=$p
+        # Boost.Fiber across two threads wakes a sleeping thread per message
+        # (~10-30 us here): fewer rounds keep its run short; ns/op is per round.
+        run "$bin/channels_boost_fiber_chan_rendezvous_rtt" --processors=$p \
+            --rounds=$([ "$p" = 1 ] && echo $rtt_rounds || echo $((rtt_rounds / 20)))
     done
     run "$bin/channels_chan_close_drain" --producers=4 --consumers=4 --ms=$drain_ms \
         --capacity=128 --processors=$procs

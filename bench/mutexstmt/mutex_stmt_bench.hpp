@@ -26,6 +26,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <pthread.h>
+#include <sched.h>
 #include <memory>
 #include <random>
 #include <string>
@@ -88,6 +90,24 @@ inline std::vector<std::uint32_t> make_orders(int t, int n) {
     return all;
 }
 
+/// Binds the calling thread to CPU t mod (CPUs available to the process),
+/// so that T = 2 always means two threads on two cores contending, rather
+/// than whatever placement the kernel picks under other load (two threads
+/// sharing one core take turns and never contend). Same on every side.
+inline void pin_to_cpu(int t) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    if (cpus.empty()) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[std::size_t(t) % cpus.size()], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
+
 struct alignas(64) counter {
     std::atomic<std::uint64_t> acquisitions{0};
     std::atomic<bool> finished{false};
@@ -97,7 +117,7 @@ struct alignas(64) counter {
 /// size_t, N>, locks, order)` must lock locks[order[0..N-1]], run the (empty)
 /// critical section and unlock them.
 template <class Lock, class Acquire>
-int run_with(int n, int threads, long ms, bool verbose, const std::string& params,
+int run_with(int n, int threads, long ms, bool pin, bool verbose, const std::string& params,
              const char* system, Acquire acquire) {
     std::vector<Lock> locks(static_cast<std::size_t>(n));
     std::vector<counter> counts(static_cast<std::size_t>(threads));
@@ -105,6 +125,7 @@ int run_with(int n, int threads, long ms, bool verbose, const std::string& param
     std::atomic<bool> go{false}, stop{false};
 
     auto worker = [&]<std::size_t N>(std::integral_constant<std::size_t, N> locks_n, int t) {
+        if (pin) pin_to_cpu(t);
         const std::vector<std::uint32_t> orders = make_orders(t, int(N));
         counter& mine = counts[std::size_t(t)];
         Lock* const l = locks.data();
@@ -226,6 +247,7 @@ int run(int argc, char** argv, const char* system, Acquire acquire) {
     const long ms = bench::option(argc, argv, "ms", 1000);
     const std::string layout = bench::option_text(argc, argv, "layout", "packed");
     const bool verbose = bench::option(argc, argv, "verbose", 0) != 0;
+    const bool pin = bench::option(argc, argv, "pin", 1) != 0;
     const long cost_trials = bench::option(argc, argv, "cost", 0);
     if (n < 1 || n > max_locks || threads < 1) bench::fail("mutex_stmt: --locks=1..8, --threads>=1");
     if (cost_trials > 0) {
@@ -234,10 +256,10 @@ int run(int argc, char** argv, const char* system, Acquire acquire) {
                                          acquire);
     }
     std::string params = "locks=" + std::to_string(n) + " threads=" + std::to_string(threads);
-    if (layout == "packed") return run_with<packed_spinlock>(n, threads, ms, verbose, params, system, acquire);
+    if (layout == "packed") return run_with<packed_spinlock>(n, threads, ms, pin, verbose, params, system, acquire);
     if (layout != "padded") bench::fail("mutex_stmt: --layout=packed|padded");
-    return run_with<padded_spinlock>(n, threads, ms, verbose, params + " layout=padded", system,
-                                     acquire);
+    return run_with<padded_spinlock>(n, threads, ms, pin, verbose, params + " layout=padded",
+                                     system, acquire);
 }
 
 }  // namespace mutex_stmt_bench

@@ -42,11 +42,12 @@ struct workload {
     // One statement inserting into whichever channel has room first.
     template <std::size_t... I>
     bool insert_one(std::index_sequence<I...>) {
+        long one = 1;  // Go's `c <- 1`
         if (!spin) {
-            troupe::waituntil((on(ch[I]->insert_from(1L)) | ...));
+            troupe::waituntil((on(ch[I]->insert_from(one)) | ...));
             return true;
         }
-        return !troupe::waituntil((on(ch[I]->insert_from(1L)) | ...), troupe::otherwise([] {}))
+        return !troupe::waituntil((on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {}))
                     .otherwise_ran();
     }
     // One statement removing from whichever channel has an element first.

@@ -456,11 +456,17 @@ bool semaphore::unregister_select(select_node& n) {
 namespace detail {
 
 future_base::~future_base() {
+    // available() and get() read state_ without guard_, so a thread may see
+    // the value and destroy the future while fulfil is still leaving its
+    // critical section (publish_and_wake stores state_ before unlocking).
+    // Taking guard_ waits for that unlock, fulfil's last touch of *this.
+    guard_.lock();
     if constexpr (checked_build) {
         if (!waiting_.empty())
             report_misuse(describe("future", nullptr, this) + ": destroyed while " +
                           std::to_string(waiting_.size()) + " thread(s) wait on it");
     }
+    guard_.unlock();
 }
 
 void future_base::throw_already_fulfilled() const {

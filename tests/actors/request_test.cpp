@@ -115,3 +115,34 @@ TEST_CASE("a behaviour may wait for another actor's reply when another worker ca
     b | troupe::finished_msg;
     sys.stop();
 }
+
+TEST_CASE("a behaviour blocked on an outside event does not hold up work queued behind it") {
+    // Two actors in two mailboxes of worker 0 (tickets 0 and 1). The first
+    // blocks its worker until main says so; main says so only after the
+    // second has answered: worker 1 must notice and steal that mailbox.
+    troupe_test::watchdog wd{"blocked behaviour"};
+    struct blocker : troupe::actor {
+        troupe::future<void>* started = nullptr;
+        troupe::future<void>* release = nullptr;
+        troupe::allocation receive(ping& p) {
+            started->fulfil();
+            release->get();  // blocks this worker's kernel thread
+            p.reply();
+            return troupe::Finished;
+        }
+    };
+    troupe::actor_system sys{2};
+    blocker b;  // ticket 0
+    account a;  // ticket 1: same worker's range
+    troupe::future<void> started, release;
+    b.started = &started;
+    b.release = &release;
+    ping pb, pa;
+    auto& done = troupe::ask(b, pb);
+    started.get();
+    troupe::ask(a, pa).get();  // answered by the other worker
+    release.fulfil();
+    done.get();
+    a | troupe::finished_msg;
+    sys.stop();
+}

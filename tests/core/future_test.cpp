@@ -102,3 +102,32 @@ TEST_CASE("reset with a blocked waiter throws future_error") {
     f.reset();
     CHECK_FALSE(f.available());
 }
+
+TEST_CASE("a future may be destroyed as soon as get() returns, while fulfil is still returning") {
+    // The waiter sees the value without the future's lock (available() is a
+    // plain load) and frees the future at once; the fulfiller is then still
+    // inside fulfil. A fresh object at the same address must not be written
+    // by that fulfil (ASan: use after free; TSan: race with its construction).
+    constexpr int n = rounds;
+    std::atomic<troupe::future<int>*> slot{nullptr};
+    std::atomic<int> fulfilled{0};
+    std::thread fulfiller{[&] {
+        for (int i = 0; i < n; ++i) {
+            troupe::future<int>* f;
+            while (!(f = slot.exchange(nullptr, std::memory_order_acq_rel))) std::this_thread::yield();
+            f->fulfil(i);
+            fulfilled.fetch_add(1, std::memory_order_relaxed);
+        }
+    }};
+    long sum = 0;
+    for (int i = 0; i < n; ++i) {
+        auto* f = new troupe::future<int>;
+        slot.store(f, std::memory_order_release);
+        while (!f->available()) std::this_thread::yield();
+        sum += f->get();
+        delete f;  // at once: fulfil may still be unlocking
+    }
+    fulfiller.join();
+    CHECK(fulfilled.load() == n);
+    CHECK(sum == long(n) * (n - 1) / 2);
+}

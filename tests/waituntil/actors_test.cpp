@@ -20,7 +20,12 @@ struct square : troupe::request<long> {
 };
 // Holds a request without answering until told to (a slow actor).
 struct hold : troupe::request<long> {};
-struct release_msg : troupe::message {};
+// Sent from the heap and deleted by the executor: the sleeper's reply to
+// `hold` (inside this receive) lets main end the round before the executor
+// is done with the release message, so it must not live in main's frame.
+struct release_msg : troupe::message {
+    release_msg() : troupe::message(troupe::Delete) {}
+};
 
 struct squarer : troupe::actor {
     troupe::allocation receive(square& q) {
@@ -52,7 +57,6 @@ TEST_CASE("waiting on actors' replies: first of several, all of them, or a timeo
         qa.n = 3;
         qb.n = 4;
         hold qs;
-        release_msg wake_up;
         // First answer of three, from main (an OS thread); the sleeper's
         // future never completes here, so an answer or the timeout wins.
         long first = 0;
@@ -72,7 +76,7 @@ TEST_CASE("waiting on actors' replies: first of several, all of them, or a timeo
         CHECK(both == 25);
         // The sleeper does not answer: the timeout ends the wait.
         CHECK(waituntil(on(qs.result()) | on(troupe::timeout(2ms))).index() == 1);
-        s | wake_up;
+        s | *new release_msg;
         CHECK(qs.result().get() == -1);
     }
     // A behaviour's exception arrives through the clause's future.

@@ -26,7 +26,7 @@ using troupe::when;
 using troupe_test::on_processors;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr long iterations = 400;
+constexpr long iterations = 1'000;
 #else
 constexpr long iterations = 4'000;
 #endif

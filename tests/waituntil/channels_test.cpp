@@ -24,7 +24,7 @@ using troupe_test::on_processors;
 using troupe_test::run_in;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int scale = 10;
+constexpr int scale = 4;
 #else
 constexpr int scale = 1;
 #endif
@@ -267,7 +267,7 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
 
 TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repeat_close)") {
     on_processors([](troupe::cluster& c) {
-        for (int round = 0; round < 10; ++round) {
+        for (int round = 0; round < 40 / scale; ++round) {
             CAPTURE(round);
             std::vector<channel<long>> ch(6);
             std::atomic<long> in_count{0}, in_sum{0}, out_count{0}, out_sum{0};

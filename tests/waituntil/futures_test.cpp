@@ -22,7 +22,7 @@ using troupe_test::on_processors;
 using troupe_test::run_in;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int rounds = 150;
+constexpr int rounds = 300;
 #else
 constexpr int rounds = 1'500;
 #endif

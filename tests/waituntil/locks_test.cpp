@@ -18,7 +18,7 @@ using troupe_test::on_processors;
 using troupe_test::run_in;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int iterations = 400;
+constexpr int iterations = 800;
 #else
 constexpr int iterations = 4'000;
 #endif

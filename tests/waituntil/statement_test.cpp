@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,25 @@ private:
     troupe::select_node* waiting_ = nullptr;
 };
 static_assert(troupe::selectable<flag>);
+
+// A selectable that is always ready, counts its registrations, and gives a
+// configurable (possibly wrong) ready hint.
+class counted {
+public:
+    explicit counted(bool ready, bool hint) : ready_(ready), hint_(hint) {}
+    bool select_ready_hint() const noexcept { return hint_; }
+    bool register_select(troupe::select_node& n) {
+        ++registrations;
+        return ready_ && n.try_claim();
+    }
+    bool unregister_select(troupe::select_node&) { return false; }
+    bool on_selected(troupe::select_node&) { return true; }
+    int registrations = 0;
+
+private:
+    bool ready_, hint_;
+};
+static_assert(troupe::selectable<counted>);
 
 }  // namespace
 
@@ -319,4 +339,55 @@ TEST_CASE("no heap allocation: ready statements of every shape") {
     counting = false;
     CHECK(allocations == 0);
     CHECK(sink == 300);
+}
+
+TEST_CASE("ready hints: unready clauses are not registered when a later one is ready") {
+    counted a{false, false}, b{false, false}, c{true, true};
+    CHECK(waituntil(on(a) | on(b) | on(c)).index() == 2);
+    CHECK(a.registrations == 0);
+    CHECK(b.registrations == 0);
+    CHECK(c.registrations == 1);
+    // A wrong "not ready" guess only delays the clause to the second pass.
+    counted wrong{true, false}, unready{false, true};
+    CHECK(waituntil(on(wrong) | on(unready)).index() == 0);
+    CHECK(unready.registrations == 1);
+    CHECK(wrong.registrations == 1);
+    // All hinted, none looks ready, otherwise enabled: a pure poll, nothing
+    // is registered.
+    counted x{false, false}, y{false, false};
+    CHECK(waituntil(on(x) | on(y), otherwise([] {})).otherwise_ran());
+    CHECK(x.registrations + y.registrations == 0);
+    // A clause without a hint is still registered, so the others are too.
+    future<int> empty;
+    CHECK(waituntil(on(x) | on(empty), otherwise([] {})).otherwise_ran());
+    CHECK(x.registrations == 1);
+    // Clauses without hints keep written order.
+    future<int> ready;
+    ready.fulfil(1);
+    counted late{true, true};
+    CHECK(waituntil(on(ready) | on(late)).index() == 0);
+    CHECK(late.registrations == 0);
+}
+
+TEST_CASE("an exception in a body with & pending semaphore units loses no unit") {
+    for (int round = 0; round < 3; ++round) {
+        troupe::semaphore s1{1}, s2{1};
+        bool second_ran = false;
+        // Both units are taken at registration; the first body throws; the
+        // second clause's unit was taken, so its body runs during cleanup.
+        CHECK_THROWS_AS(waituntil(on(s1, [] { throw std::runtime_error("body"); }) &
+                                  on(s2, [&] { second_ran = true; })),
+                        std::runtime_error);
+        CHECK(second_ran);
+        CHECK(s1.count() + s2.count() == 0);
+    }
+    // A pending body's own exception propagates after the others ran.
+    troupe::semaphore s1{1}, s2{1}, s3{1};
+    int ran = 0;
+    troupe::future<int> never;
+    CHECK_THROWS_AS(waituntil(on(s1, [&] { ++ran; }) | (on(never) & on(s2, [] { throw std::logic_error("x"); })) |
+                              on(s3, [&] { ++ran; })),
+                    std::logic_error);
+    CHECK(ran == 2);  // s1 in the check pass, s3 during cleanup
+    CHECK(s1.count() + s2.count() + s3.count() == 0);
 }

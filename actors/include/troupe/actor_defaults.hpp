@@ -3,6 +3,7 @@
 ///
 ///     troupe::executor_config cfg;
 ///     cfg.queues_per_worker = troupe::actor_defaults::queues_per_worker * 2;
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -46,6 +47,11 @@ inline constexpr std::uint32_t prefetch_distance = 16;
 /// current batch has run this long (timestamp ticks: TSC cycles on x86,
 /// about 20-50 us on current machines).
 inline constexpr std::uint64_t long_batch_ticks = 100000;
+
+/// While another worker is inside a batch (its behaviour may be blocked
+/// with work queued behind it), a parked worker wakes up this often to look
+/// for work to steal. An idle system parks without a timeout.
+inline constexpr std::chrono::microseconds busy_park_period{2000};
 
 /// Empty passes (with a pause between them) an idle worker makes before it
 /// parks on a futex. Bounds idle CPU use; a wake costs a futex round trip.

@@ -4,14 +4,16 @@
 // suspend) share one buffered_channel<int> for --ms milliseconds; reports
 // pops per second. Like troupe's round-robin placement, fiber k starts on
 // thread k mod processors (consumers first), so producers and consumers
-// really run on different threads; launched all from one thread, Boost
-// leaves a 1+1 run entirely on that thread and measures no contention.
+// really run on different threads; launched all from one thread
+// (--spread=0), Boost leaves a 1+1 run entirely on that thread and measures
+// no cross-thread traffic at all.
 // Boost's buffered_channel capacity must be a power of two and holds
 // capacity-1 elements (128 -> 127). Shutdown as in the Go twin: a stop flag
 // ends the producers, then close() ends the consumers once they drained the
 // buffer.
 #include <atomic>
 #include <boost/fiber/all.hpp>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,11 @@ int main(int argc, char** argv) {
     const long ms = chan_bench::option(argc, argv, "ms", 2000);
     const long capacity = chan_bench::option(argc, argv, "capacity", 128);
     const auto threads = static_cast<std::uint32_t>(chan_bench::option(argc, argv, "processors", 2));
+    // --suspend=0: idle threads spin instead of sleeping (slower here: a 1+1
+    // run crawls). --spread=0: launch every fiber from the main thread and
+    // let work_stealing place them (a 1+1 run then stays on one thread).
+    const bool suspend = chan_bench::option(argc, argv, "suspend", 1) != 0;
+    const bool spread = chan_bench::option(argc, argv, "spread", 1) != 0;
 
     bf::buffered_channel<int> ch{static_cast<std::size_t>(capacity)};
     std::atomic<bool> stop{false};
@@ -34,12 +41,30 @@ int main(int argc, char** argv) {
     bf::barrier start{static_cast<std::size_t>(producers + consumers + 1)};
     bf::barrier producers_done{static_cast<std::size_t>(producers + 1)};
 
+    // Completion: every fiber counts itself out; each thread's main fiber
+    // waits (fiber-aware) until all are out before its thread may block,
+    // since a thread blocked in std::thread::join runs none of the fibers
+    // work_stealing may have moved to it.
+    const long total = producers + consumers;
+    long finished = 0;
+    bf::mutex done_mutex;
+    bf::condition_variable done_cv;
+    auto finish = [&] {
+        std::unique_lock l{done_mutex};
+        if (++finished == total) done_cv.notify_all();
+    };
+    auto wait_all = [&] {
+        std::unique_lock l{done_mutex};
+        done_cv.wait(l, [&] { return finished == total; });
+    };
+
     auto consumer = [&] {
         start.wait();
         long n = 0;
         int v;
         while (ch.pop(v) == bf::channel_op_status::success) n += v;  // every element is 1
         removed.fetch_add(n);
+        finish();
     };
     auto producer = [&] {
         start.wait();
@@ -50,29 +75,30 @@ int main(int argc, char** argv) {
         }
         inserted.fetch_add(n);
         producers_done.wait();
+        finish();
     };
     // Thread t launches fibers t, t + threads, ...: consumers are 0..C-1,
     // producers C..C+P-1. Every thread installs work_stealing behind a
     // barrier before any fiber is launched (Boost.Fiber's requirement).
     bf::barrier ready{threads};
     auto launch = [&](std::uint32_t t) {
-        std::vector<bf::fiber> fs;
-        for (long k = t; k < consumers + producers; k += threads) {
-            if (k < consumers) fs.emplace_back(consumer); else fs.emplace_back(producer);
+        if (!spread && t != 0) return;
+        const long step = spread ? threads : 1;
+        for (long k = t; k < total; k += step) {
+            if (k < consumers) bf::fiber{consumer}.detach(); else bf::fiber{producer}.detach();
         }
-        return fs;
     };
     std::vector<std::thread> helpers;
     for (std::uint32_t t = 1; t < threads; ++t)
         helpers.emplace_back([&, t] {
-            bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
+            bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, suspend);
             ready.wait();
-            auto fs = launch(t);
-            for (auto& f : fs) f.join();
+            launch(t);
+            wait_all();
         });
-    bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
+    bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, suspend);
     ready.wait();
-    auto mine = launch(0);
+    launch(0);
 
     start.wait();
     const auto t0 = chan_bench::clock::now();
@@ -81,11 +107,12 @@ int main(int argc, char** argv) {
     const auto t1 = chan_bench::clock::now();
     producers_done.wait();
     ch.close();
-    for (auto& f : mine) f.join();
+    wait_all();
     for (auto& t : helpers) t.join();
     if (removed.load() != inserted.load()) chan_bench::fail("chan_contend: values lost");
     chan_bench::result("chan_contend", "boost_fiber", "ops_per_s",
                        static_cast<double>(removed.load()) / chan_bench::seconds(t0, t1),
                        "producers=" + std::to_string(producers) +
-                           " consumers=" + std::to_string(consumers));
+                           " consumers=" + std::to_string(consumers) +
+                           (spread ? "" : " placement=one_launcher"));
 }

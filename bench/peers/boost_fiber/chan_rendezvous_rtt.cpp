@@ -2,7 +2,8 @@
 // bench/channels/chan_rendezvous_rtt.cpp. Two fibers ping-pong an int
 // through two unbuffered_channel<long>; one op = one round trip.
 // --processors 1: both fibers on one thread; 2: a work_stealing scheduler
-// on two threads (idle threads suspend).
+// on two threads (idle threads suspend), ping started on the main thread
+// and pong on the other (as troupe's round-robin placement does).
 #include <boost/fiber/all.hpp>
 #include <mutex>
 #include <string>
@@ -16,31 +17,44 @@ namespace bf = boost::fibers;
 int main(int argc, char** argv) {
     const long rounds = chan_bench::option(argc, argv, "rounds", 1000000);
     const auto threads = static_cast<std::uint32_t>(chan_bench::option(argc, argv, "processors", 1));
+    // --suspend=0: idle threads spin instead of sleeping on a condition.
+    const bool suspend = chan_bench::option(argc, argv, "suspend", 1) != 0;
     const long warmup = rounds / 10 + 1;
-
-    std::vector<std::thread> helpers;
-    std::mutex done_mutex;
-    bf::condition_variable_any done_cv;
-    bool done = false;
-    bf::barrier ready{threads};
-    if (threads > 1) {
-        for (std::uint32_t i = 1; i < threads; ++i)
-            helpers.emplace_back([&] {
-                bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
-                ready.wait();
-                std::unique_lock l{done_mutex};
-                done_cv.wait(l, [&] { return done; });
-            });
-        bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, true);
-        ready.wait();
-    }
 
     bf::unbuffered_channel<long> to_pong, to_ping;
     double ns = 0;
     long last = -1;
-    bf::fiber pong{[&] {
+    bool pong_done = false;
+    bf::mutex done_mutex;
+    bf::condition_variable done_cv;
+    auto pong = [&] {
         for (long i = 0; i < warmup + rounds; ++i) to_ping.push(to_pong.value_pop() + 1);
-    }};
+        std::lock_guard g{done_mutex};
+        pong_done = true;
+        done_cv.notify_all();
+    };
+    // Every thread's main fiber waits (fiber-aware) for pong before its
+    // thread may block: a blocked thread runs none of the fibers
+    // work_stealing may have moved to it.
+    auto wait_pong = [&] {
+        std::unique_lock l{done_mutex};
+        done_cv.wait(l, [&] { return pong_done; });
+    };
+    bf::barrier ready{threads};
+    std::vector<std::thread> helpers;
+    if (threads > 1) {
+        for (std::uint32_t i = 1; i < threads; ++i)
+            helpers.emplace_back([&, i] {
+                bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, suspend);
+                ready.wait();
+                if (i == 1) bf::fiber{pong}.detach();
+                wait_pong();
+            });
+        bf::use_scheduling_algorithm<bf::algo::work_stealing>(threads, suspend);
+        ready.wait();
+    } else {
+        bf::fiber{pong}.detach();
+    }
     bf::fiber ping{[&] {
         long v = 0;
         for (long i = 0; i < warmup; ++i) {
@@ -56,12 +70,7 @@ int main(int argc, char** argv) {
         last = v;
     }};
     ping.join();
-    pong.join();
-    {
-        std::lock_guard g{done_mutex};
-        done = true;
-    }
-    done_cv.notify_all();
+    wait_pong();
     for (auto& t : helpers) t.join();
     if (last != warmup + rounds) chan_bench::fail("chan_rendezvous_rtt: lost a round");
     chan_bench::result("chan_rendezvous_rtt", "boost_fiber", "ns_per_op", ns,

@@ -234,7 +234,8 @@ private:
 
     // Under lock_: try to complete an operation without waiting. `self` is
     // the caller's select node (nullptr for a plain call); `wake` receives
-    // the partner whose operation we completed, to wake after unlocking.
+    // the partner whose operation we completed if it is owed an unpark
+    // (committed under the lock; unpark_waiter() after unlocking).
     outcome insert_locked(T& src, select_node* self, select_node*& wake) noexcept;
     outcome remove_locked(void* dst, select_node* self, bool stop, select_node*& wake) noexcept;
 
@@ -261,16 +262,25 @@ private:
         ::new (w.elem) T(std::move(src));
         w.state.store(detail::handoff::done, std::memory_order_release);
     }
-    // Pops every claimable waiter of `q`, marks it closed, chains it on
-    // `*tail` (through next_) for waking after unlock; returns the count.
+    // Pops every claimable waiter of `q`, marks it closed, commits its wake
+    // and chains it on `*tail` (through next_) if it is owed an unpark after
+    // unlock; returns the count.
     static std::size_t collect_closed(node_queue& q, select_node**& tail) noexcept;
+    // Unparks a chain of committed waiters (after unlocking).
     static void wake_chain(select_node* n) noexcept {
         while (n) {
-            select_node* next = n->next_;  // read before the wake: our last touch
-            n->wake();
+            select_node* next = n->next_;  // read before the unpark: our last touch
+            n->unpark_waiter();
             n = next;
         }
     }
+    // Under lock_, after completing `n`'s operation: commits the wake (see
+    // select_node::commit) and returns `n` if its waiter must be unparked
+    // after unlocking, nullptr if it is awake and must not be touched again.
+    // Committing under the lock matters for general-mode (waituntil with
+    // `&`) nodes: an awake waiter may finish its statement, and end the
+    // node's life, as soon as it can take lock_.
+    static select_node* owed_unpark(select_node& n) noexcept { return n.commit() ? &n : nullptr; }
 
     T* slot(std::size_t i) noexcept { return std::launder(buffer_ + i); }
     std::size_t wrap(std::size_t i) const noexcept { return i >= capacity_ ? i - capacity_ : i; }

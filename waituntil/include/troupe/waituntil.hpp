@@ -6,8 +6,8 @@
 ///     int v;
 ///     auto r = troupe::waituntil(
 ///           troupe::on(lock, [&] { /* holds lock */ })
-///         | troupe::when(i == 0, troupe::on(ch.remove_into(v), [&] { use(v); }))
-///             & troupe::on(fut, [&] { use(fut.get()); })
+///         | (troupe::when(i == 0, troupe::on(ch.remove_into(v), [&] { use(v); }))
+///              & troupe::on(fut, [&] { use(fut.get()); }))
 ///         | troupe::on(troupe::timeout(1s), [&] { late(); }),
 ///           troupe::otherwise([&] { nothing_ready(); }));
 ///     if (r.ran(3)) ...;                      // which clause(s) ran
@@ -21,12 +21,13 @@
 /// c.remove_into(v); }, body)`); it counts as one clause, and the body gets
 /// the index of the element that was ready.
 ///
-/// Operators: `|` (or) and `&` (and), `&` binding tighter, parentheses
-/// group. `when(guard, clause-or-subtree)` disables clauses (a disabled
-/// clause is true under `&`, false under `|`; a subtree with every clause
-/// disabled drops out). `otherwise(body)` (guardable) runs if nothing is
-/// ready when every clause has registered. If every clause is disabled the
-/// statement does nothing, not even the otherwise.
+/// Operators: `|` (or) and `&` (and), `&` binding tighter (as in C++:
+/// GCC's -Wparentheses asks for the parentheses anyway, which read better),
+/// parentheses group. `when(guard, clause-or-subtree)` disables clauses (a
+/// disabled clause is true under `&`, false under `|`; a subtree with every
+/// clause disabled drops out). `otherwise(body)` (guardable) runs if nothing
+/// is ready when every clause has registered. If every clause is disabled
+/// the statement does nothing, not even the otherwise.
 ///
 /// Semantics (Cforall's): every target expression and guard is evaluated
 /// exactly once, before any registration (in unspecified order between
@@ -47,10 +48,17 @@
 ///    plain operation would.
 ///
 /// Blocking: parks the calling context (user thread or OS thread) until the
-/// statement is satisfied. Cost: one select node per clause, on the stack;
-/// no heap allocation (a run-time-length clause longer than
-/// defaults::waituntil_range_slots allocates its nodes once). The clause
-/// tree is single-use: pass it as a temporary.
+/// statement is satisfied. Cost: one select node per clause, inside the
+/// clause objects on the caller's stack; no heap allocation (a
+/// run-time-length clause longer than defaults::waituntil_range_slots
+/// allocates its nodes once). Resources may offer a lock-free
+/// `select_ready_hint()` (see detail::wu::ready_hinted) so that a pure-or
+/// statement skips queueing on clauses that cannot complete now.
+///
+/// Lifetime: `|`, `&` and `when` do not copy clauses; the tree refers to
+/// the temporaries it is built from, which live until the end of the full
+/// expression. Write the whole tree inside the waituntil call (storing it in
+/// a variable leaves it dangling; waituntil refuses lvalue trees).
 #include <atomic>
 #include <cstddef>
 #include <ranges>
@@ -88,16 +96,14 @@ template <class R, class Body = detail::wu::no_body>
     using res = std::remove_cvref_t<R>;
     using body_t = std::decay_t<Body>;
     if constexpr (std::is_lvalue_reference_v<R>) {
-        return detail::wu::clause<detail::wu::ref_holder<res>, body_t>{
-            detail::wu::ref_holder<res>{resource}, std::forward<Body>(body)};
+        return detail::wu::clause<detail::wu::ref_holder<res>, body_t>{resource, std::forward<Body>(body)};
     } else if constexpr (std::is_same_v<res, timeout>) {
-        return detail::wu::clause<detail::wu::timeout_holder, body_t>{
-            detail::wu::timeout_holder{resource.duration()}, std::forward<Body>(body)};
+        return detail::wu::clause<detail::wu::timeout_holder, body_t>{resource, std::forward<Body>(body)};
     } else {
         static_assert(std::is_move_constructible_v<res>,
                       "troupe::on: a temporary resource must be movable (pass an lvalue instead)");
-        return detail::wu::clause<detail::wu::value_holder<res>, body_t>{
-            detail::wu::value_holder<res>{std::move(resource)}, std::forward<Body>(body)};
+        return detail::wu::clause<detail::wu::value_holder<res>, body_t>{std::move(resource),
+                                                                        std::forward<Body>(body)};
     }
 }
 
@@ -131,10 +137,9 @@ template <class Range, class Projection, class Body>
 /// Disables a clause, or every clause of a subtree, unless `guard` holds.
 template <detail::wu::clause_tree Tree>
     requires(!std::is_lvalue_reference_v<Tree>)
-[[nodiscard]] auto when(bool guard, Tree&& tree) {
-    std::remove_cvref_t<Tree> t{std::move(tree)};
-    t.add_guard(guard);
-    return t;
+[[nodiscard]] Tree&& when(bool guard, Tree&& tree) noexcept {
+    tree.add_guard(guard);
+    return std::move(tree);
 }
 
 /// The clause that runs when nothing is ready once every clause registered.
@@ -146,23 +151,23 @@ template <class Body>
 
 /// A guarded otherwise.
 template <class Body>
-[[nodiscard]] auto when(bool guard, detail::wu::otherwise_clause<Body>&& e) {
-    detail::wu::otherwise_clause<Body> c{std::move(e)};
-    c.add_guard(guard);
-    return c;
+[[nodiscard]] detail::wu::otherwise_clause<Body>&& when(bool guard,
+                                                        detail::wu::otherwise_clause<Body>&& e) noexcept {
+    e.add_guard(guard);
+    return std::move(e);
 }
 
 namespace detail::wu {
 // Found by argument-dependent lookup on clause trees only.
 template <clause_tree L, clause_tree R>
     requires(!std::is_lvalue_reference_v<L> && !std::is_lvalue_reference_v<R>)
-[[nodiscard]] auto operator|(L&& l, R&& r) {
-    return junction<std::remove_cvref_t<L>, std::remove_cvref_t<R>, false>{std::move(l), std::move(r)};
+[[nodiscard]] auto operator|(L&& l, R&& r) noexcept {
+    return junction<std::remove_cvref_t<L>, std::remove_cvref_t<R>, false>{l, r};
 }
 template <clause_tree L, clause_tree R>
     requires(!std::is_lvalue_reference_v<L> && !std::is_lvalue_reference_v<R>)
-[[nodiscard]] auto operator&(L&& l, R&& r) {
-    return junction<std::remove_cvref_t<L>, std::remove_cvref_t<R>, true>{std::move(l), std::move(r)};
+[[nodiscard]] auto operator&(L&& l, R&& r) noexcept {
+    return junction<std::remove_cvref_t<L>, std::remove_cvref_t<R>, true>{l, r};
 }
 }  // namespace detail::wu
 

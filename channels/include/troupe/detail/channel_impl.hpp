@@ -61,7 +61,7 @@ auto channel<T>::insert_locked(T& src, select_node* self, select_node*& wake) no
     if (select_node* c = claim.claim_front(consumers_)) {
         give_to(*c, std::move(src));  // wait morphing: complete its remove
         claim.commit();
-        wake = c;
+        wake = owed_unpark(*c);
         return outcome::done;
     }
     if (claim.self_lost()) return outcome::lost;
@@ -92,7 +92,7 @@ auto channel<T>::remove_locked(void* dst, select_node* self, bool stop, select_n
         // the tail (FIFO kept: buffered elements leave first).
         if (select_node* p = producers_.pop_claimed()) {
             take_from(*p, buffer_ + wrap(head_ + count - 1));  // the new tail
-            wake = p;
+            wake = owed_unpark(*p);
         } else {
             count_.store(count - 1, std::memory_order_relaxed);
         }
@@ -105,7 +105,7 @@ auto channel<T>::remove_locked(void* dst, select_node* self, bool stop, select_n
     if (select_node* p = claim.claim_front(producers_)) {
         take_from(*p, dst);
         claim.commit();
-        wake = p;
+        wake = owed_unpark(*p);
         return outcome::done;
     }
     if (claim.self_lost()) return outcome::lost;
@@ -122,7 +122,7 @@ void channel<T>::insert(T&& v) {
     switch (insert_locked(v, nullptr, wake)) {
     case outcome::done:
         lock_.unlock();
-        if (wake) wake->wake();
+        if (wake) wake->unpark_waiter();
         return;
     case outcome::closed:
         lock_.unlock();
@@ -152,7 +152,7 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
     switch (remove_locked(dst, nullptr, stop, wake)) {
     case outcome::done:
         lock_.unlock();
-        if (wake) wake->wake();
+        if (wake) wake->unpark_waiter();
         return true;
     case outcome::closed:
         lock_.unlock();
@@ -181,7 +181,7 @@ channel_status channel<T>::try_insert(T&& v) noexcept {
     const outcome r = insert_locked(v, nullptr, wake);
     if (r == outcome::done) TROUPE_CHANNEL_COUNT(inserts);
     lock_.unlock();
-    if (wake) wake->wake();
+    if (wake) wake->unpark_waiter();
     return r == outcome::done ? channel_status::success
          : r == outcome::closed ? channel_status::closed
                                 : channel_status::full;
@@ -195,7 +195,7 @@ channel_status channel<T>::try_remove_impl(T& out, bool stop) {
     const outcome r = remove_locked(s.storage(), nullptr, stop, wake);
     if (r == outcome::done) TROUPE_CHANNEL_COUNT(removes);
     lock_.unlock();
-    if (wake) wake->wake();
+    if (wake) wake->unpark_waiter();
     if (r == outcome::done) {
         out = s.take();  // assignment (user code) outside the lock
         return channel_status::success;
@@ -217,8 +217,10 @@ std::size_t channel<T>::flush(const T& v)
             auto& w = detail::waiter_of(*c);
             ::new (w.elem) T(v);
             w.state.store(detail::handoff::done, std::memory_order_release);
-            *tail = c;
-            tail = &c->next_;
+            if (c->commit()) {
+                *tail = c;
+                tail = &c->next_;
+            }
             ++served;
             TROUPE_CHANNEL_COUNT(inserts);
         }
@@ -231,13 +233,15 @@ std::size_t channel<T>::flush(const T& v)
             T copy(v);
             lock_.lock();
             select_node* c = consumers_.pop_claimed();
+            bool owed = false;
             if (c) {
                 give_to(*c, std::move(copy));
+                owed = c->commit();
                 TROUPE_CHANNEL_COUNT(inserts);
             }
             lock_.unlock();
             if (!c) break;
-            c->wake();
+            if (owed) c->unpark_waiter();
             ++served;
         }
     }
@@ -253,8 +257,10 @@ std::size_t channel<T>::collect_closed(node_queue& q, select_node**& tail) noexc
         auto& rec = detail::waiter_of(*w);
         w->extra = nullptr;  // protocol: a null payload means "woken by close"
         rec.state.store(detail::handoff::closed, std::memory_order_release);
-        *tail = w;
-        tail = &w->next_;
+        if (w->commit()) {  // else its waiter is awake: never touch it again
+            *tail = w;
+            tail = &w->next_;
+        }
         ++n;
     }
     return n;
@@ -285,7 +291,7 @@ bool channel<T>::register_insert(select_node& n, detail::channel_waiter& w, T& s
     case outcome::done:
         w.state.store(detail::handoff::done, std::memory_order_relaxed);
         lock_.unlock();
-        if (wake) wake->wake();
+        if (wake) wake->unpark_waiter();
         return true;
     case outcome::closed: {
         // The clause "completes" as closed if it wins; on_selected throws.
@@ -317,7 +323,7 @@ bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool
     case outcome::done:
         w.state.store(detail::handoff::done, std::memory_order_relaxed);
         lock_.unlock();
-        if (wake) wake->wake();
+        if (wake) wake->unpark_waiter();
         return true;
     case outcome::closed: {
         const bool won = n.try_claim();

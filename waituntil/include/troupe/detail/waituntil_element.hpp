@@ -4,6 +4,7 @@
 // small buffer behind run-time-length clauses. See waituntil/design.md.
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -41,6 +42,8 @@ struct statement {
     int decrements = 0;
     /// Exclusive mode: the winner's unpark has been consumed.
     bool parked = false;
+    /// Nodes registered so far.
+    int registrations = 0;
 };
 
 /// One select node of a statement plus what the statement must remember
@@ -65,6 +68,7 @@ public:
             ::new (static_cast<void*>(buf_)) select_node(s.self, status_, s.counter);
         constructed_ = true;
         registered_ = true;  // before the call: unregister even if it throws
+        ++s.registrations;
         immediate_ = r.register_select(node());
         return immediate_;
     }
@@ -82,6 +86,8 @@ public:
         return *std::launder(reinterpret_cast<const select_node*>(buf_));
     }
     bool registered() const noexcept { return registered_; }
+    /// Whether register_on was called (the node exists).
+    bool attempted() const noexcept { return constructed_; }
 
     // ---- exclusive mode
     /// Whether the shared status word value `st` names this node.
@@ -130,6 +136,28 @@ private:
     bool pending_ = false;
 };
 
+// -------------------------------------------------------------- ready hint
+
+/// Optional extension of the selectable protocol: `select_ready_hint()`, a
+/// cheap guess (no lock, stale reads allowed) whether register_select would
+/// complete now. A pure-or statement registers first the clauses whose hint
+/// is true, in order, and only then the others, so a ready clause behind
+/// unready ones wins without the unready ones being queued and dequeued.
+/// A wrong guess costs only that: every clause still registers before the
+/// statement parks.
+template <class R>
+concept ready_hinted = requires(const R& r) {
+    { r.select_ready_hint() } -> std::convertible_to<bool>;
+};
+
+template <class R>
+bool ready_hint(const R& r) noexcept {
+    if constexpr (ready_hinted<R>)
+        return r.select_ready_hint();
+    else
+        return true;
+}
+
 // ----------------------------------------------------------------- holders
 
 /// A resource named by an lvalue: the clause refers to it.
@@ -163,6 +191,7 @@ private:
 class timeout_holder {
 public:
     explicit timeout_holder(std::chrono::nanoseconds d) noexcept : t_(d) {}
+    explicit timeout_holder(const timeout& t) noexcept : t_(t.duration()) {}
     timeout_holder(timeout_holder&& o) noexcept : t_(o.t_.duration()) {}
     timeout& get() noexcept { return t_; }
 

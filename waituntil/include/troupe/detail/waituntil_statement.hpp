@@ -104,15 +104,24 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
         t.prepare();
         // Register in priority order; stop at an immediate win, or as soon
         // as a resource won us asynchronously (later clauses cannot win).
-        bool immediate = false;
-        visit_from(t, rotation % Tree::leaves, [&](auto& leaf, std::size_t) {
-            if (!leaf.enabled()) return true;
-            if (leaf.xregister(s, rotation)) {
-                immediate = true;
-                return false;
-            }
-            return s.status.load(std::memory_order_relaxed) == unsat;
-        });
+        // With ready hints, clauses that cannot complete now wait for a
+        // second pass (see ready_hinted). If every clause has a hint, none
+        // looked ready and an otherwise is enabled, the otherwise runs
+        // without queueing anywhere (Go's select-with-default poll).
+        bool immediate = false, won = false;
+        const bool poll_only = Tree::all_hinted && otherwise && otherwise->enabled();
+        for (int pass = 0; pass < (Tree::hinted ? 2 : 1) && !won; ++pass) {
+            if (pass == 1 && poll_only && s.registrations == 0) break;
+            visit_from(t, rotation % Tree::leaves, [&](auto& leaf, std::size_t) {
+                if (!leaf.enabled()) return true;
+                if (leaf.xregister(s, rotation, pass)) {
+                    immediate = won = true;
+                    return false;
+                }
+                won = s.status.load(std::memory_order_relaxed) != unsat;
+                return !won;
+            });
+        }
         if (!immediate) {
             if (otherwise && otherwise->enabled() && claim_for_otherwise(s)) {
                 for_each_leaf(t, [](auto& leaf, std::size_t) { leaf.unregister_all(); });

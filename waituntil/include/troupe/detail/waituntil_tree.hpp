@@ -3,8 +3,9 @@
 // leaves (one resource, or a run-time-length range of resources) joined by
 // `|` and `&` nodes. The tree's type is the statement's shape; its eval() is
 // the statement predicate, generated at compile time. Leaves own their
-// select nodes, so the whole statement lives in the caller's full-expression
-// (on the stack) and allocates nothing.
+// select nodes; junctions refer to their subtrees. The whole statement thus
+// lives in the temporaries of the caller's full-expression (on the stack),
+// allocates nothing and copies nothing. See waituntil/design.md.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -86,8 +87,12 @@ public:
     static constexpr bool is_waituntil_tree = true;
     static constexpr std::size_t leaves = 1;
     static constexpr bool has_and = false;
+    static constexpr bool hinted = ready_hinted<std::remove_cvref_t<decltype(std::declval<Holder&>().get())>>;
+    static constexpr bool all_hinted = hinted;
 
-    clause(Holder h, Body b) : res_(std::move(h)), body_(std::move(b)) {}
+    /// Builds the holder from `r` and the body from `b` in place.
+    template <class R, class B>
+    clause(R&& r, B&& b) : res_(std::forward<R>(r)), body_(std::forward<B>(b)) {}
     /// Only before the statement runs (the node is not carried over).
     clause(clause&& o) noexcept(std::is_nothrow_move_constructible_v<Holder> &&
                                 std::is_nothrow_move_constructible_v<Body>)
@@ -104,8 +109,12 @@ public:
     void prepare() {}
     bool body_ran() const noexcept { return body_ran_; }
 
-    // exclusive mode
-    bool xregister(statement& s, std::size_t) { return el_.register_on(res_.get(), s); }
+    // exclusive mode: pass 0 registers unless the ready hint says the
+    // operation cannot complete now; pass 1 registers what pass 0 skipped.
+    bool xregister(statement& s, std::size_t, int pass) {
+        if (el_.attempted() || (pass == 0 && !ready_hint(res_.get()))) return false;
+        return el_.register_on(res_.get(), s);
+    }
     bool xowns(std::uintptr_t st) const noexcept { return el_.won(st); }
     bool xowes_unpark(std::uintptr_t st) const noexcept { return el_.owes_unpark(st); }
     void xunregister_losers(std::uintptr_t st) {
@@ -183,6 +192,8 @@ public:
     static constexpr bool is_waituntil_tree = true;
     static constexpr std::size_t leaves = 1;
     static constexpr bool has_and = false;
+    static constexpr bool hinted = ready_hinted<resource>;
+    static constexpr bool all_hinted = hinted;
 
     range_clause(View v, Proj p, Body b) : view_(std::move(v)), proj_(std::move(p)), body_(std::move(b)) {}
     range_clause(range_clause&& o) noexcept(std::is_nothrow_move_constructible_v<View> &&
@@ -213,10 +224,11 @@ public:
 
     // exclusive mode: register in order from the rotation start; stop at an
     // immediate win or once the statement was won meanwhile.
-    bool xregister(statement& s, std::size_t rotation) {
+    bool xregister(statement& s, std::size_t rotation, int pass) {
         const std::size_t n = slots_.size(), start = rotation % n;
         for (std::size_t k = 0; k < n; ++k) {
             slot& sl = slots_[(start + k) % n];
+            if (sl.el.attempted() || (pass == 0 && !ready_hint(sl.get()))) continue;
             if (sl.el.register_on(sl.get(), s)) return true;
             if (s.status.load(std::memory_order_relaxed) != unsat) return false;
         }
@@ -313,8 +325,12 @@ public:
     static constexpr bool is_waituntil_tree = true;
     static constexpr std::size_t leaves = L::leaves + R::leaves;
     static constexpr bool has_and = And || L::has_and || R::has_and;
+    static constexpr bool hinted = L::hinted || R::hinted;
+    static constexpr bool all_hinted = L::all_hinted && R::all_hinted;
 
-    junction(L&& l, R&& r) : l_(std::move(l)), r_(std::move(r)) {}
+    /// Refers to both subtrees: they are temporaries of the same
+    /// full-expression (the waituntil statement), so nothing is moved.
+    junction(L& l, R& r) noexcept : l_(l), r_(r) {}
     junction(junction&&) = default;
     junction& operator=(junction&&) = delete;
 
@@ -339,8 +355,8 @@ public:
     }
 
 private:
-    L l_;
-    R r_;
+    L& l_;
+    R& r_;
 };
 
 template <class T>

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# waituntil benchmarks, called by bench/run (see bench/README.md for the
+# contract). Env: BUILD (absolute build dir), QUICK (0|1), RUNS (runs per
+# program). Prints only RESULT lines on stdout; notes go to stderr. Each
+# round runs every configuration's troupe program and then its Go twin, so
+# troupe and Go measurements alternate RUNS times.
+#
+# Benchmarks (names as in bench/RESULTS.md), all on 2 processors
+# (GOMAXPROCS=2), channels of capacity 128:
+#   select_contend  P+C threads selecting over K channels, blocking
+#                   (k=2,4,8; 1+1 and 2+2) (ops_per_s)
+#   select_spin     the same with otherwise / Go `default` (ops_per_s)
+#   select_order    the pathological case: P1/C1 select over A and B while
+#                   P2/C2 use only B (ops_per_s)
+#   select_futures  a server fulfils A, B, C; the client waits with
+#                   predicate=or|and|andor|orand (ops_per_s = statements)
+set -uo pipefail
+: "${BUILD:?BUILD must be the absolute build directory}"
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+bin="$BUILD/bench/waituntil"
+procs=2
+
+if [ "$QUICK" = 1 ]; then ms=250; else ms=2000; fi
+
+# Go twins: built here with `go build`, everything under $BUILD.
+gobin="$BUILD/go"
+if command -v go >/dev/null 2>&1; then
+    mkdir -p "$gobin"
+    export GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod GO111MODULE=off
+    for g in select_channels select_order select_futures; do
+        if [ ! -x "$gobin/$g" ] || [ "$here/../peers/go/$g.go" -nt "$gobin/$g" ]; then
+            (cd "$here/../peers/go" && go build -o "$gobin/$g" "$g.go") >&2 ||
+                echo "waituntil: go build of $g failed, skipped" >&2
+        fi
+    done
+else
+    echo "waituntil: go not installed, Go twins skipped" >&2
+fi
+
+status=0
+# run PROGRAM ARGS...: runs one program if it was built, keeping stdout to
+# RESULT lines only. A missing program is skipped with a note.
+run() {
+    local prog="$1"; shift
+    if [ ! -x "$prog" ]; then
+        echo "waituntil: $(basename "$prog") not built, skipped" >&2
+        return 0
+    fi
+    local out
+    if ! out=$("$prog" "$@"); then
+        echo "waituntil: $(basename "$prog") $* failed" >&2
+        status=1
+    fi
+    printf '%s\n' "$out" | grep '^RESULT ' || true
+}
+
+for ((r = 1; r <= RUNS; r++)); do
+    echo "waituntil: round $r of $RUNS" >&2
+    for spin in 0 1; do
+        for k in 2 4 8; do
+            for pc in 1 2; do
+                # Go's flag package takes the same --name=value form.
+                args=(--k=$k --producers=$pc --consumers=$pc --spin=$spin --ms=$ms
+                      --capacity=128 --processors=$procs)
+                run "$bin/waituntil_select_channels" "${args[@]}"
+                run "$gobin/select_channels" "${args[@]}"
+            done
+        done
+    done
+    run "$bin/waituntil_select_order" --ms=$ms --capacity=128 --processors=$procs
+    run "$gobin/select_order" --ms=$ms --capacity=128 --processors=$procs
+    for p in or and andor orand; do
+        run "$bin/waituntil_select_futures" --predicate=$p --ms=$ms --processors=$procs
+        run "$gobin/select_futures" --predicate=$p --ms=$ms --processors=$procs
+    done
+done
+exit $status

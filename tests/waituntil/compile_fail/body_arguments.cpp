@@ -1,0 +1,9 @@
+// expect: is_invocable_v<typename std::decay
+// A clause body takes no arguments (only on_any bodies get an index).
+#include "troupe/future.hpp"
+#include "troupe/waituntil.hpp"
+
+int main() {
+    troupe::future<int> f;
+    troupe::waituntil(troupe::on(f, [](int) {}));
+}
