@@ -165,6 +165,17 @@ void executor::wake_helper(std::size_t from) noexcept {
     }
 }
 
+void executor::wake_one_parked(std::size_t from) noexcept {
+    const std::size_t n = workers.size();
+    for (std::size_t k = 1; k < n; ++k) {
+        const std::size_t w = (from + k) % n;
+        if (workers[w]->state.load(std::memory_order_seq_cst) == worker::parked) {
+            wake(w);
+            return;
+        }
+    }
+}
+
 void wake_owner(mailbox& mb) noexcept { mb.exec->wake(mb.owner.load(std::memory_order_acquire)); }
 
 void executor::shut_down_workers() {

@@ -213,6 +213,8 @@ public:
     void wake(std::size_t w) noexcept;
     // Wakes one parked worker to look for work (rate-limited).
     void wake_helper(std::size_t from) noexcept;
+    // Wakes one parked worker other than `from`, if any (not rate-limited).
+    void wake_one_parked(std::size_t from) noexcept;
     actor_statistics statistics() const;
 
     std::size_t ticket_external() noexcept;

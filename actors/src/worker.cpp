@@ -5,10 +5,15 @@
 #include <utility>
 
 #include "executor.hpp"
+#include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/error.hpp"
 
 namespace troupe::detail {
+
+namespace {
+void about_to_block(void* self) noexcept;
+}
 
 constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]] = nullptr;
 
@@ -92,6 +97,7 @@ std::size_t worker::next_ticket() noexcept {
 
 void worker::run() noexcept {
     tls_worker = this;
+    set_block_hook(&about_to_block, this);
     if (exec.cfg.pin && exec.machine && exec.machine->is_this_system())
         (void)exec.machine->bind_current_thread(exec.worker_pu[index]);
     try {
@@ -103,6 +109,7 @@ void worker::run() noexcept {
         std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu\n", index);
         std::terminate();
     }
+    set_block_hook(nullptr, nullptr);
     tls_worker = nullptr;
 }
 
@@ -320,8 +327,21 @@ bool worker::another_in_batch() const noexcept {
 
 void worker::flush_before_blocking() {
     flush_stages();
-    if (exec.stealing && exec.sleepers.load(std::memory_order_relaxed) != 0) exec.wake_helper(index);
+    // Not rate-limited (unlike wake_helper): a worker that parked before
+    // this batch began parked without a timeout and would never come to
+    // steal what is queued behind the blocked behaviour.
+    if (exec.stealing && exec.sleepers.load(std::memory_order_seq_cst) != 0) exec.wake_one_parked(index);
 }
+
+namespace {
+// core's block hook (troupe/detail/block_hook.hpp): park() calls it when a
+// behaviour of this worker is about to put the worker's kernel thread to
+// sleep (a future's get, a lock, a channel, ask).
+void about_to_block(void* self) noexcept {
+    auto* w = static_cast<worker*>(self);
+    if (w->in_batch()) w->flush_before_blocking();
+}
+}  // namespace
 
 void worker::maybe_wake_helper() noexcept {
     // Somebody is parked while nobody is looking for work: let one parked

@@ -18,7 +18,7 @@
 #include <troupe/cluster.hpp>
 #include <troupe/thread.hpp>
 
-#include "chan_bench.hpp"
+#include "bench_util.hpp"
 
 namespace {
 // Order-independent checksum of a multiset of values: count, sum, and the
@@ -41,11 +41,11 @@ struct checksum {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long producers = chan_bench::option(argc, argv, "producers", 4);
-    const long consumers = chan_bench::option(argc, argv, "consumers", 4);
-    const long ms = chan_bench::option(argc, argv, "ms", 1000);
-    const long capacity = chan_bench::option(argc, argv, "capacity", 128);
-    const long procs = chan_bench::option(argc, argv, "processors", 2);
+    const long producers = bench::option(argc, argv, "producers", 4);
+    const long consumers = bench::option(argc, argv, "consumers", 4);
+    const long ms = bench::option(argc, argv, "ms", 1000);
+    const long capacity = bench::option(argc, argv, "capacity", 128);
+    const long procs = bench::option(argc, argv, "processors", 2);
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<std::uint64_t> ch{static_cast<std::size_t>(capacity), "close_drain"};
@@ -77,10 +77,10 @@ int main(int argc, char** argv) {
             }
             in[static_cast<std::size_t>(k)] = mine;
         });
-    const auto t0 = chan_bench::clock::now();
+    const auto t0 = bench::clock::now();
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     ch.close();  // mid-traffic: producers and consumers are running or blocked
-    const auto t1 = chan_bench::clock::now();
+    const auto t1 = bench::clock::now();
     for (auto& t : ts) t.join();
     checksum inserted, removed;
     for (auto& c : in) inserted.merge(c);
@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
     const std::string params = "producers=" + std::to_string(producers) +
                                " consumers=" + std::to_string(consumers) +
                                " capacity=" + std::to_string(capacity);
-    chan_bench::result("chan_close_drain", "troupe", "lost_values", static_cast<double>(lost), params);
-    chan_bench::result("chan_close_drain_throughput", "troupe", "ops_per_s",
-                       static_cast<double>(by_consumers) / chan_bench::seconds(t0, t1), params);
+    bench::result("chan_close_drain", "troupe", "lost_values", static_cast<double>(lost), params);
+    bench::result("chan_close_drain_throughput", "troupe", "ops_per_s",
+                       static_cast<double>(by_consumers) / bench::seconds(t0, t1), params);
     return lost == 0 ? 0 : 1;
 }

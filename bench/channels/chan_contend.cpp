@@ -17,14 +17,14 @@
 #include <troupe/cluster.hpp>
 #include <troupe/thread.hpp>
 
-#include "chan_bench.hpp"
+#include "bench_util.hpp"
 
 int main(int argc, char** argv) {
-    const long producers = chan_bench::option(argc, argv, "producers", 1);
-    const long consumers = chan_bench::option(argc, argv, "consumers", 1);
-    const long ms = chan_bench::option(argc, argv, "ms", 2000);
-    const long capacity = chan_bench::option(argc, argv, "capacity", 128);
-    const long procs = chan_bench::option(argc, argv, "processors", 2);
+    const long producers = bench::option(argc, argv, "producers", 1);
+    const long consumers = bench::option(argc, argv, "consumers", 1);
+    const long ms = bench::option(argc, argv, "ms", 2000);
+    const long capacity = bench::option(argc, argv, "capacity", 128);
+    const long procs = bench::option(argc, argv, "processors", 2);
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<int> ch{static_cast<std::size_t>(capacity), "contend"};
@@ -49,17 +49,17 @@ int main(int argc, char** argv) {
             }
             inserted.fetch_add(n);
         });
-    const auto t0 = chan_bench::clock::now();
+    const auto t0 = bench::clock::now();
     start.store(true, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     stop.store(true, std::memory_order_relaxed);
-    const auto t1 = chan_bench::clock::now();
+    const auto t1 = bench::clock::now();
     for (auto& t : ps) t.join();
     ch.close();
     for (auto& t : ts) t.join();
-    if (removed.load() != inserted.load()) chan_bench::fail("chan_contend: values lost");
-    chan_bench::result("chan_contend", "troupe", "ops_per_s",
-                       static_cast<double>(removed.load()) / chan_bench::seconds(t0, t1),
+    if (removed.load() != inserted.load()) bench::fail("chan_contend: values lost");
+    bench::result("chan_contend", "troupe", "ops_per_s",
+                       static_cast<double>(removed.load()) / bench::seconds(t0, t1),
                        "producers=" + std::to_string(producers) +
                            " consumers=" + std::to_string(consumers));
 }

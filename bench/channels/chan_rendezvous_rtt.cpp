@@ -11,11 +11,11 @@
 #include <troupe/cluster.hpp>
 #include <troupe/thread.hpp>
 
-#include "chan_bench.hpp"
+#include "bench_util.hpp"
 
 int main(int argc, char** argv) {
-    const long rounds = chan_bench::option(argc, argv, "rounds", 1000000);
-    const long procs = chan_bench::option(argc, argv, "processors", 1);
+    const long rounds = bench::option(argc, argv, "rounds", 1000000);
+    const long procs = bench::option(argc, argv, "processors", 1);
     const long warmup = rounds / 10 + 1;
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<long> to_pong{0}, to_ping{0};
@@ -30,18 +30,18 @@ int main(int argc, char** argv) {
             to_pong.insert(v);
             v = to_ping.remove();
         }
-        const auto t0 = chan_bench::clock::now();
+        const auto t0 = bench::clock::now();
         for (long i = 0; i < rounds; ++i) {
             to_pong.insert(v);
             v = to_ping.remove();
         }
-        const auto t1 = chan_bench::clock::now();
-        ns = chan_bench::seconds(t0, t1) * 1e9 / static_cast<double>(rounds);
+        const auto t1 = bench::clock::now();
+        ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(rounds);
         last = v;
     }};
     ping.join();
     pong.join();
-    if (last != warmup + rounds) chan_bench::fail("chan_rendezvous_rtt: lost a round");
-    chan_bench::result("chan_rendezvous_rtt", "troupe", "ns_per_op", ns,
+    if (last != warmup + rounds) bench::fail("chan_rendezvous_rtt: lost a round");
+    bench::result("chan_rendezvous_rtt", "troupe", "ns_per_op", ns,
                        "processors=" + std::to_string(procs));
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Shared by the core benchmark programs and their peer twins (bench/peers/):
+// Shared by every benchmark program and its C++ peer twins (bench/peers/;
+// the actor programs reach it through bench/actors/bench_common.hpp):
 // option parsing, a clock, and the one output format the harness reads,
 //
 //     RESULT bench=<name> system=<system> metric=<metric> value=<number> <param>=<value>...
@@ -46,7 +47,7 @@ inline std::string option_text(int argc, char** argv, const char* name, const ch
 /// Prints one RESULT line; `params` is "" or "k=v k=v".
 inline void result(const char* name, const char* system, const char* metric, double value,
                    const std::string& params = "") {
-    std::printf("RESULT bench=%s system=%s metric=%s value=%.4f%s%s\n", name, system, metric, value,
+    std::printf("RESULT bench=%s system=%s metric=%s value=%.6g%s%s\n", name, system, metric, value,
                 params.empty() ? "" : " ", params.c_str());
     std::fflush(stdout);
 }

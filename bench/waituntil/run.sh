@@ -8,7 +8,8 @@
 # Benchmarks (names as in bench/RESULTS.md), all on 2 processors
 # (GOMAXPROCS=2), channels of capacity 128:
 #   select_contend  P+C threads selecting over K channels, blocking
-#                   (k=2,4,8; 1+1 and 2+2) (ops_per_s)
+#                   (k=2,4,8; 1+1 and 2+2) (ops_per_s); troupe also with
+#                   mode=fair (a rotation per thread)
 #   select_spin     the same with otherwise / Go `default` (ops_per_s)
 #   select_order    the pathological case: P1/C1 select over A and B while
 #                   P2/C2 use only B (ops_per_s)
@@ -66,6 +67,9 @@ for ((r = 1; r <= RUNS; r++)); do
                       --capacity=128 --processors=$procs)
                 run "$bin/waituntil_select_channels" "${args[@]}"
                 run "$gobin/select_channels" "${args[@]}"
+                # troupe's fair mode (rotating start), Go's select-like
+                # spreading over the channels; no Go counterpart.
+                [ "$spin" = 0 ] && run "$bin/waituntil_select_channels" "${args[@]}" --fair=1
             done
         done
     done

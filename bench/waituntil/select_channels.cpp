@@ -6,7 +6,10 @@
 // select_spin (--spin=1) adds an otherwise clause (Go's `default`) and
 // retries, yielding its processor after a miss (troupe user threads are not
 // preempted, so a spinning thread must let the others on its processor run).
-// Reports consumptions per second made before the stop flag.
+// Reports consumptions per second made before the stop flag. --fair=1 (no
+// Go counterpart; param mode=fair) gives each thread a troupe::rotation, so
+// its statements start at the next channel in turn, as Go's select starts
+// at a random case, instead of written-order priority.
 //
 // Shutdown: a stop flag ends the producers; the channels are then closed,
 // and each consumer's statement throws channel_closed once the channels are
@@ -26,7 +29,7 @@
 #include <troupe/thread.hpp>
 #include <troupe/waituntil.hpp>
 
-#include "select_bench.hpp"
+#include "bench_util.hpp"
 
 namespace {
 
@@ -38,33 +41,40 @@ struct workload {
     std::atomic<bool> stop{false};
     std::atomic<long> inserted{0}, removed{0}, counted{0};
     bool spin = false;
+    bool fair = false;
+
+    // Written-order priority, or this thread's rotation in fair mode.
+    template <class Tree, class... Else>
+    auto select(troupe::rotation& r, Tree&& t, Else&&... e) {
+        if (fair) return troupe::waituntil(r, std::forward<Tree>(t), std::forward<Else>(e)...);
+        return troupe::waituntil(std::forward<Tree>(t), std::forward<Else>(e)...);
+    }
 
     // One statement inserting into whichever channel has room first.
     template <std::size_t... I>
-    bool insert_one(std::index_sequence<I...>) {
+    bool insert_one(troupe::rotation& r, std::index_sequence<I...>) {
         long one = 1;  // Go's `c <- 1`
         if (!spin) {
-            troupe::waituntil((on(ch[I]->insert_from(one)) | ...));
+            select(r, (on(ch[I]->insert_from(one)) | ...));
             return true;
         }
-        return !troupe::waituntil((on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {}))
-                    .otherwise_ran();
+        return !select(r, (on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {})).otherwise_ran();
     }
     // One statement removing from whichever channel has an element first.
     template <std::size_t... I>
-    bool remove_one(long& v, std::index_sequence<I...>) {
+    bool remove_one(troupe::rotation& r, long& v, std::index_sequence<I...>) {
         if (!spin) {
-            troupe::waituntil((on(ch[I]->remove_into(v)) | ...));
+            select(r, (on(ch[I]->remove_into(v)) | ...));
             return true;
         }
-        return !troupe::waituntil((on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {}))
-                    .otherwise_ran();
+        return !select(r, (on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {})).otherwise_ran();
     }
 
     void producer() {
         long n = 0;
+        troupe::rotation r;
         while (!stop.load(std::memory_order_relaxed)) {
-            if (insert_one(std::make_index_sequence<K>{}))
+            if (insert_one(r, std::make_index_sequence<K>{}))
                 ++n;
             else
                 troupe::this_thread::yield();
@@ -73,9 +83,10 @@ struct workload {
     }
     void consumer() {
         long v = 0, n = 0, before_stop = 0;
+        troupe::rotation r;
         try {
             for (;;) {
-                if (remove_one(v, std::make_index_sequence<K>{})) {
+                if (remove_one(r, v, std::make_index_sequence<K>{})) {
                     n += v;
                     if (!stop.load(std::memory_order_relaxed)) ++before_stop;
                 } else {
@@ -94,12 +105,13 @@ struct workload {
 };
 
 template <std::size_t K>
-double run(long producers, long consumers, long ms, long capacity, long procs, bool spin) {
+double run(long producers, long consumers, long ms, long capacity, long procs, bool spin, bool fair) {
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     std::deque<troupe::channel<long>> chans;
     workload<K> w;
     for (std::size_t i = 0; i < K; ++i) w.ch[i] = &chans.emplace_back(static_cast<std::size_t>(capacity));
     w.spin = spin;
+    w.fair = fair;
     std::atomic<bool> start{false};
     auto gated = [&](auto body) {
         return [&, body] {
@@ -110,36 +122,37 @@ double run(long producers, long consumers, long ms, long capacity, long procs, b
     std::vector<troupe::thread> cs, ps;
     for (long i = 0; i < consumers; ++i) cs.emplace_back(pool, gated([&] { w.consumer(); }));
     for (long i = 0; i < producers; ++i) ps.emplace_back(pool, gated([&] { w.producer(); }));
-    const auto t0 = select_bench::clock::now();
+    const auto t0 = bench::clock::now();
     start.store(true, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     w.stop.store(true, std::memory_order_relaxed);
-    const auto t1 = select_bench::clock::now();
+    const auto t1 = bench::clock::now();
     for (auto& t : ps) t.join();
     for (auto& c : chans) c.close();
     for (auto& t : cs) t.join();
-    if (w.removed.load() != w.inserted.load()) select_bench::fail("select_channels: values lost");
-    return static_cast<double>(w.counted.load()) / select_bench::seconds(t0, t1);
+    if (w.removed.load() != w.inserted.load()) bench::fail("select_channels: values lost");
+    return static_cast<double>(w.counted.load()) / bench::seconds(t0, t1);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long producers = select_bench::option(argc, argv, "producers", 1);
-    const long consumers = select_bench::option(argc, argv, "consumers", 1);
-    const long k = select_bench::option(argc, argv, "k", 2);
-    const long ms = select_bench::option(argc, argv, "ms", 2000);
-    const long capacity = select_bench::option(argc, argv, "capacity", 128);
-    const long procs = select_bench::option(argc, argv, "processors", 2);
-    const bool spin = select_bench::option(argc, argv, "spin", 0) != 0;
+    const long producers = bench::option(argc, argv, "producers", 1);
+    const long consumers = bench::option(argc, argv, "consumers", 1);
+    const long k = bench::option(argc, argv, "k", 2);
+    const long ms = bench::option(argc, argv, "ms", 2000);
+    const long capacity = bench::option(argc, argv, "capacity", 128);
+    const long procs = bench::option(argc, argv, "processors", 2);
+    const bool spin = bench::option(argc, argv, "spin", 0) != 0;
+    const bool fair = bench::option(argc, argv, "fair", 0) != 0;
     double ops = 0;
     switch (k) {
-    case 2: ops = run<2>(producers, consumers, ms, capacity, procs, spin); break;
-    case 4: ops = run<4>(producers, consumers, ms, capacity, procs, spin); break;
-    case 8: ops = run<8>(producers, consumers, ms, capacity, procs, spin); break;
-    default: select_bench::fail("select_channels: --k must be 2, 4 or 8");
+    case 2: ops = run<2>(producers, consumers, ms, capacity, procs, spin, fair); break;
+    case 4: ops = run<4>(producers, consumers, ms, capacity, procs, spin, fair); break;
+    case 8: ops = run<8>(producers, consumers, ms, capacity, procs, spin, fair); break;
+    default: bench::fail("select_channels: --k must be 2, 4 or 8");
     }
-    select_bench::result(spin ? "select_spin" : "select_contend", "ops_per_s", ops,
+    bench::result(spin ? "select_spin" : "select_contend", "troupe", "ops_per_s", ops,
                          "k=" + std::to_string(k) + " producers=" + std::to_string(producers) +
-                             " consumers=" + std::to_string(consumers));
+                             " consumers=" + std::to_string(consumers) + (fair ? " mode=fair" : ""));
 }

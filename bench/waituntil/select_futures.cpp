@@ -20,16 +20,16 @@
 #include <troupe/thread.hpp>
 #include <troupe/waituntil.hpp>
 
-#include "select_bench.hpp"
+#include "bench_util.hpp"
 
 int main(int argc, char** argv) {
     using troupe::on;
-    const long ms = select_bench::option(argc, argv, "ms", 2000);
-    const long procs = select_bench::option(argc, argv, "processors", 2);
-    const std::string predicate = select_bench::text_option(argc, argv, "predicate", "or");
+    const long ms = bench::option(argc, argv, "ms", 2000);
+    const long procs = bench::option(argc, argv, "processors", 2);
+    const std::string predicate = bench::option_text(argc, argv, "predicate", "or");
     int shape = predicate == "or" ? 0 : predicate == "and" ? 1 : predicate == "andor" ? 2
               : predicate == "orand" ? 3 : -1;
-    if (shape < 0) select_bench::fail("select_futures: --predicate must be or, and, andor or orand");
+    if (shape < 0) bench::fail("select_futures: --predicate must be or, and, andor or orand");
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::future<int> A, B, C;
@@ -47,14 +47,14 @@ int main(int argc, char** argv) {
             done.release();
         }
     }};
-    select_bench::clock::time_point t0, t1;
+    bench::clock::time_point t0, t1;
     troupe::thread client{pool, [&] {
         auto a = [&] { sum += A.get(); };
         auto b = [&] { sum += B.get(); };
         auto c = [&] { sum += C.get(); };
-        t0 = select_bench::clock::now();
+        t0 = bench::clock::now();
         const auto until = t0 + std::chrono::milliseconds(ms);
-        while (select_bench::clock::now() < until) {
+        while (bench::clock::now() < until) {
             for (int i = 0; i < 64; ++i) {  // read the clock now and then only
                 go.release();
                 switch (shape) {
@@ -70,13 +70,13 @@ int main(int argc, char** argv) {
                 ++rounds;
             }
         }
-        t1 = select_bench::clock::now();
+        t1 = bench::clock::now();
         stop.store(true, std::memory_order_relaxed);
         go.release();
     }};
     client.join();
     server.join();
-    if (sum < rounds) select_bench::fail("select_futures: a statement ran no body");
-    select_bench::result("select_futures", "ops_per_s", static_cast<double>(rounds) / select_bench::seconds(t0, t1),
+    if (sum < rounds) bench::fail("select_futures: a statement ran no body");
+    bench::result("select_futures", "troupe", "ops_per_s", static_cast<double>(rounds) / bench::seconds(t0, t1),
                          "predicate=" + predicate);
 }

@@ -17,13 +17,13 @@
 #include <troupe/thread.hpp>
 #include <troupe/waituntil.hpp>
 
-#include "select_bench.hpp"
+#include "bench_util.hpp"
 
 int main(int argc, char** argv) {
     using troupe::on;
-    const long ms = select_bench::option(argc, argv, "ms", 2000);
-    const long capacity = select_bench::option(argc, argv, "capacity", 128);
-    const long procs = select_bench::option(argc, argv, "processors", 2);
+    const long ms = bench::option(argc, argv, "ms", 2000);
+    const long capacity = bench::option(argc, argv, "capacity", 128);
+    const long procs = bench::option(argc, argv, "processors", 2);
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<long> A{static_cast<std::size_t>(capacity), "A"}, B{static_cast<std::size_t>(capacity), "B"};
@@ -69,16 +69,16 @@ int main(int argc, char** argv) {
     cs.emplace_back(pool, [&] { consume(false); });  // C2
     ps.emplace_back(pool, [&] { produce(true); });   // P1
     ps.emplace_back(pool, [&] { produce(false); });  // P2
-    const auto t0 = select_bench::clock::now();
+    const auto t0 = bench::clock::now();
     start.store(true, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     stop.store(true, std::memory_order_relaxed);
-    const auto t1 = select_bench::clock::now();
+    const auto t1 = bench::clock::now();
     for (auto& t : ps) t.join();
     A.close();
     B.close();
     for (auto& t : cs) t.join();
-    if (removed.load() != inserted.load()) select_bench::fail("select_order: values lost");
-    select_bench::result("select_order", "ops_per_s",
-                         static_cast<double>(counted.load()) / select_bench::seconds(t0, t1), "");
+    if (removed.load() != inserted.load()) bench::fail("select_order: values lost");
+    bench::result("select_order", "troupe", "ops_per_s",
+                         static_cast<double>(counted.load()) / bench::seconds(t0, t1), "");
 }

@@ -9,6 +9,7 @@
 
 #include "runtime.hpp"
 #include "troupe/defaults.hpp"
+#include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/error.hpp"
@@ -30,11 +31,19 @@ namespace {
 // initial-exec: a direct %fs-relative access instead of __tls_get_addr.
 [[gnu::tls_model("initial-exec")]] thread_local os_context tls_os_context;
 
+struct block_hook {
+    block_hook_fn fn = nullptr;
+    void* arg = nullptr;
+};
+[[gnu::tls_model("initial-exec")]] thread_local block_hook tls_block_hook;
+
 bool multi_core() noexcept {
     static const bool many = std::thread::hardware_concurrency() > 1;
     return many;
 }
 }  // namespace
+
+void set_block_hook(block_hook_fn fn, void* arg) noexcept { tls_block_hook = {fn, arg}; }
 
 // Both are noinline: a fiber may resume on another kernel thread, and the
 // compiler must not reuse a thread-local address computed before a switch.
@@ -182,6 +191,9 @@ void park() noexcept {
             }
         }
     }
+    // About to sleep: let the runtime owning this kernel thread react (it
+    // must not park; a wake it causes for us only banks a permit).
+    if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked, std::memory_order_acq_rel)) {
         // A permit arrived between the two CASes: consume it.

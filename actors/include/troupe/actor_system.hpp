@@ -24,10 +24,13 @@
 /// thread (that is the cost): the other workers keep running and steal that
 /// worker's other mailboxes, but the rest of its current batch waits, and
 /// with a single worker nothing else runs. A behaviour's sends are delivered
-/// when its batch ends; before blocking on another actor's answer, call
-/// troupe::flush_sends() (troupe::ask does). Blocking on an actor of the
-/// same mailbox, or with one worker on any actor, deadlocks: prefer replying
-/// with messages.
+/// when its batch ends, or as soon as it blocks on a troupe primitive
+/// (future, lock, semaphore, channel, waituntil, ask): the worker then also
+/// wakes a parked worker to take over its other mailboxes. Blocking on
+/// anything else (a std::mutex, I/O) does neither; call
+/// troupe::flush_sends() first. Blocking on an actor of the same mailbox,
+/// or with one worker on any actor, deadlocks: prefer replying with
+/// messages.
 #include <chrono>
 #include <cstddef>
 #include <memory>

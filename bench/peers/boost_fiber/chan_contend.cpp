@@ -18,21 +18,21 @@
 #include <thread>
 #include <vector>
 
-#include "chan_bench.hpp"
+#include "bench_util.hpp"
 
 namespace bf = boost::fibers;
 
 int main(int argc, char** argv) {
-    const long producers = chan_bench::option(argc, argv, "producers", 1);
-    const long consumers = chan_bench::option(argc, argv, "consumers", 1);
-    const long ms = chan_bench::option(argc, argv, "ms", 2000);
-    const long capacity = chan_bench::option(argc, argv, "capacity", 128);
-    const auto threads = static_cast<std::uint32_t>(chan_bench::option(argc, argv, "processors", 2));
+    const long producers = bench::option(argc, argv, "producers", 1);
+    const long consumers = bench::option(argc, argv, "consumers", 1);
+    const long ms = bench::option(argc, argv, "ms", 2000);
+    const long capacity = bench::option(argc, argv, "capacity", 128);
+    const auto threads = static_cast<std::uint32_t>(bench::option(argc, argv, "processors", 2));
     // --suspend=0: idle threads spin instead of sleeping (slower here: a 1+1
     // run crawls). --spread=0: launch every fiber from the main thread and
     // let work_stealing place them (a 1+1 run then stays on one thread).
-    const bool suspend = chan_bench::option(argc, argv, "suspend", 1) != 0;
-    const bool spread = chan_bench::option(argc, argv, "spread", 1) != 0;
+    const bool suspend = bench::option(argc, argv, "suspend", 1) != 0;
+    const bool spread = bench::option(argc, argv, "spread", 1) != 0;
 
     bf::buffered_channel<int> ch{static_cast<std::size_t>(capacity)};
     std::atomic<bool> stop{false};
@@ -101,17 +101,17 @@ int main(int argc, char** argv) {
     launch(0);
 
     start.wait();
-    const auto t0 = chan_bench::clock::now();
+    const auto t0 = bench::clock::now();
     boost::this_fiber::sleep_for(std::chrono::milliseconds(ms));
     stop.store(true, std::memory_order_relaxed);
-    const auto t1 = chan_bench::clock::now();
+    const auto t1 = bench::clock::now();
     producers_done.wait();
     ch.close();
     wait_all();
     for (auto& t : helpers) t.join();
-    if (removed.load() != inserted.load()) chan_bench::fail("chan_contend: values lost");
-    chan_bench::result("chan_contend", "boost_fiber", "ops_per_s",
-                       static_cast<double>(removed.load()) / chan_bench::seconds(t0, t1),
+    if (removed.load() != inserted.load()) bench::fail("chan_contend: values lost");
+    bench::result("chan_contend", "boost_fiber", "ops_per_s",
+                       static_cast<double>(removed.load()) / bench::seconds(t0, t1),
                        "producers=" + std::to_string(producers) +
                            " consumers=" + std::to_string(consumers) +
                            (spread ? "" : " placement=one_launcher"));

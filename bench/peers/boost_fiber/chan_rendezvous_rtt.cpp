@@ -10,15 +10,15 @@
 #include <thread>
 #include <vector>
 
-#include "chan_bench.hpp"
+#include "bench_util.hpp"
 
 namespace bf = boost::fibers;
 
 int main(int argc, char** argv) {
-    const long rounds = chan_bench::option(argc, argv, "rounds", 1000000);
-    const auto threads = static_cast<std::uint32_t>(chan_bench::option(argc, argv, "processors", 1));
+    const long rounds = bench::option(argc, argv, "rounds", 1000000);
+    const auto threads = static_cast<std::uint32_t>(bench::option(argc, argv, "processors", 1));
     // --suspend=0: idle threads spin instead of sleeping on a condition.
-    const bool suspend = chan_bench::option(argc, argv, "suspend", 1) != 0;
+    const bool suspend = bench::option(argc, argv, "suspend", 1) != 0;
     const long warmup = rounds / 10 + 1;
 
     bf::unbuffered_channel<long> to_pong, to_ping;
@@ -61,18 +61,18 @@ int main(int argc, char** argv) {
             to_pong.push(v);
             v = to_ping.value_pop();
         }
-        const auto t0 = chan_bench::clock::now();
+        const auto t0 = bench::clock::now();
         for (long i = 0; i < rounds; ++i) {
             to_pong.push(v);
             v = to_ping.value_pop();
         }
-        ns = chan_bench::seconds(t0, chan_bench::clock::now()) * 1e9 / static_cast<double>(rounds);
+        ns = bench::seconds(t0, bench::clock::now()) * 1e9 / static_cast<double>(rounds);
         last = v;
     }};
     ping.join();
     wait_pong();
     for (auto& t : helpers) t.join();
-    if (last != warmup + rounds) chan_bench::fail("chan_rendezvous_rtt: lost a round");
-    chan_bench::result("chan_rendezvous_rtt", "boost_fiber", "ns_per_op", ns,
+    if (last != warmup + rounds) bench::fail("chan_rendezvous_rtt: lost a round");
+    bench::result("chan_rendezvous_rtt", "boost_fiber", "ns_per_op", ns,
                        "processors=" + std::to_string(threads));
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compile-fail test: compiles FILE and passes only if the compiler rejects it
 # with a diagnostic containing the text of the file's "// expect:" line.
-# Usage: check.sh FILE COMPILER [ARGS...]
+# Usage: compile_fail_check.sh FILE COMPILER [ARGS...]
 set -u
 file=$1; shift
 expect=$(sed -n 's|^// expect: ||p' "$file" | head -1)
