@@ -5,6 +5,7 @@
 
 #include "fixture.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/block_hook.hpp"
 #include "troupe/thread.hpp"
 
 using troupe_test::on_processors;
@@ -82,4 +83,41 @@ TEST_CASE("an unpark before the park is banked: park returns at once") {
         CHECK(troupe::this_context().is_user_thread());
     }};
     t.join();
+}
+
+TEST_CASE("an OS thread about to sleep in park() runs its block hook first, once per sleep") {
+    // The waker waits for the hook itself before unparking, so the waiter
+    // must have reached the sleeping step (past its permit poll): if the
+    // hook were not called the test would hang (watchdog), if it were called
+    // twice per sleep the count would show it.
+    troupe_test::watchdog wd{"block hook"};
+    struct record {
+        std::atomic<int> calls{0};
+        troupe::context* self = nullptr;
+    } rec;
+    std::atomic<troupe::context*> waiter{nullptr};
+    constexpr int sleeps = 50;
+    std::thread os{[&] {
+        rec.self = &troupe::this_context();
+        troupe::detail::set_block_hook(
+            [](void* arg) noexcept {
+                auto* r = static_cast<record*>(arg);
+                CHECK(&troupe::this_context() == r->self);  // runs on the blocking thread
+                r->calls.fetch_add(1, std::memory_order_release);
+            },
+            &rec);
+        waiter.store(rec.self, std::memory_order_release);
+        for (int i = 0; i < sleeps; ++i) troupe::park();
+        troupe::detail::set_block_hook(nullptr, nullptr);
+        troupe::unpark(troupe::this_context());  // banked: no sleep, no hook
+        troupe::park();
+    }};
+    troupe::context* w;
+    while (!(w = waiter.load(std::memory_order_acquire))) std::this_thread::yield();
+    for (int i = 1; i <= sleeps; ++i) {
+        while (rec.calls.load(std::memory_order_acquire) < i) std::this_thread::yield();
+        troupe::unpark(*w);
+    }
+    os.join();
+    CHECK(rec.calls.load() == sleeps);
 }

@@ -169,6 +169,19 @@ public:
     std::size_t capacity() const noexcept { return capacity_; }
     bool empty() const noexcept { return size() == 0; }
     bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    /// Lock-free guesses, stale by the time they return, whether a remove /
+    /// an insert would complete without waiting (waituntil's ready hints).
+    /// A buffered channel's producers wait only while it is full and its
+    /// consumers only while it is empty, so the count tells; at capacity 0
+    /// only the lock can tell, and the answer is always yes.
+    bool remove_ready_hint() const noexcept {
+        return capacity_ == 0 || count_.load(std::memory_order_relaxed) > 0 ||
+               closed_.load(std::memory_order_relaxed);
+    }
+    bool insert_ready_hint() const noexcept {
+        return capacity_ == 0 || count_.load(std::memory_order_relaxed) < capacity_ ||
+               closed_.load(std::memory_order_relaxed);
+    }
     /// Threads (and select clauses) queued on each side (a snapshot).
     std::size_t waiting_producers() const noexcept { return locked_size(producers_); }
     std::size_t waiting_consumers() const noexcept { return locked_size(consumers_); }

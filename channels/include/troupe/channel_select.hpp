@@ -44,6 +44,11 @@ public:
             slot_.get().~T();
     }
 
+    /// A lock-free guess (waituntil's ready hint) whether register_select
+    /// would complete now: an element is buffered, or the channel is closed.
+    /// Rendezvous channels always say yes (a waiting partner shows only
+    /// under the lock).
+    bool select_ready_hint() const noexcept { return ch_->remove_ready_hint(); }
     /// True if an element was removed (or the channel found closed) now.
     bool register_select(select_node& n) {
         w_.elem = slot_.storage();
@@ -92,6 +97,10 @@ public:
         : ch_(o.ch_), owned_(std::move(o.owned_)), src_(owned_ ? &*owned_ : o.src_) {}
     channel_insert_clause& operator=(channel_insert_clause&&) = delete;
 
+    /// A lock-free guess (waituntil's ready hint) whether register_select
+    /// would complete now: the buffer has room, or the channel is closed.
+    /// Rendezvous channels always say yes.
+    bool select_ready_hint() const noexcept { return ch_->insert_ready_hint(); }
     bool register_select(select_node& n) {
         w_.elem = src_;
         n.extra = &w_;
