@@ -319,9 +319,14 @@ bool worker::park_idle() noexcept {
     return woken;
 }
 
+// Called by park_idle after its seq_cst `sleepers` increment. Dekker pair
+// with flush_before_blocking (a blocking behaviour's worker: batch_began
+// stored, full fence, seq_cst load of `sleepers`): either that worker sees
+// our announcement and wakes us, or this seq_cst load sees its batch and we
+// park with a timeout. Either way no work stays stranded behind it.
 bool worker::another_in_batch() const noexcept {
     for (auto& w : exec.workers)
-        if (w.get() != this && w->batch_began.load(std::memory_order_relaxed) != 0) return true;
+        if (w.get() != this && w->batch_began.load(std::memory_order_seq_cst) != 0) return true;
     return false;
 }
 
@@ -329,8 +334,12 @@ void worker::flush_before_blocking() {
     flush_stages();
     // Not rate-limited (unlike wake_helper): a worker that parked before
     // this batch began parked without a timeout and would never come to
-    // steal what is queued behind the blocked behaviour.
-    if (exec.stealing && exec.sleepers.load(std::memory_order_seq_cst) != 0) exec.wake_one_parked(index);
+    // steal what is queued behind the blocked behaviour. The fence orders
+    // our batch_began store before the `sleepers` load (the Dekker pair
+    // with park_idle, see another_in_batch).
+    if (!exec.stealing) return;
+    full_fence();
+    if (exec.sleepers.load(std::memory_order_seq_cst) != 0) exec.wake_one_parked(index);
 }
 
 namespace {

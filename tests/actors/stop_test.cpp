@@ -89,8 +89,10 @@ TEST_CASE("an idle system parks every worker (no busy polling)") {
         stubborn a;
         nudge n;
         a | n;
-        // Bounded wait for the workers' spin budget to run out.
-        for (int i = 0; i < 2000 && sys.parked_workers() != w; ++i) troupe::this_thread::sleep_for(1ms);
+        // Every worker must end its spin budget and park: wait for that
+        // state itself (no time bound; if a worker never parks, the
+        // fixture's watchdog fails the test).
+        while (sys.parked_workers() != w) troupe::this_thread::yield();
         CHECK(sys.parked_workers() == w);
         // Work arriving wakes the owner.
         a | n | troupe::finished_msg;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "select_protocol.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/future.hpp"
 #include "troupe/select.hpp"
@@ -14,46 +15,15 @@
 using namespace std::chrono_literals;
 using troupe_test::on_processors;
 using troupe_test::run_in;
+using troupe_test::select_either;
+using troupe_test::status_word;
+using troupe_test::won_by;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr int rounds = 300;
 #else
 constexpr int rounds = 3'000;
 #endif
-
-namespace {
-using status_word = std::atomic<std::uintptr_t>;
-
-std::uintptr_t won_by(const troupe::select_node& n) { return reinterpret_cast<std::uintptr_t>(&n); }
-
-// An exclusive-or wait over any two selectables, as waituntil's pure-or
-// shape does it: register in order, stop at the first immediate win,
-// otherwise park for exactly one winner. Returns the winning index.
-template <class A, class B>
-int wait_either(A& a, B& b) {
-    status_word status{0};
-    troupe::select_node na{troupe::this_context(), status};
-    troupe::select_node nb{troupe::this_context(), status};
-    int winner = -1;
-    bool registered_b = false;
-    if (a.register_select(na)) {
-        winner = 0;
-    } else {
-        registered_b = true;
-        if (b.register_select(nb)) winner = 1;
-    }
-    if (winner < 0) {
-        troupe::park();  // exactly one resource wins and unparks us
-        const auto s = status.load();
-        winner = s == won_by(na) ? 0 : s == won_by(nb) ? 1 : -1;
-    }
-    REQUIRE(winner >= 0);
-    if (winner == 0) CHECK(a.on_selected(na)); else CHECK(b.on_selected(nb));
-    a.unregister_select(na);
-    if (registered_b) b.unregister_select(nb);
-    return winner;
-}
-}  // namespace
 
 TEST_CASE("register on a ready resource wins at once; on an unready one it queues") {
     troupe::future<int> f;
@@ -85,7 +55,7 @@ TEST_CASE("a resource satisfied from another thread wakes the selector (both ord
                 f.fulfil(i);
             }};
             int w = 0;
-            run_in(c, [&] { w = wait_either(never, f); });
+            run_in(c, [&] { w = select_either(never, f); });
             t.join();
             CHECK(w == 1);
             CHECK(f.get() == i);
@@ -100,7 +70,7 @@ TEST_CASE("two resources racing for one exclusive selector: exactly one wins") {
         for (int i = 0; i < rounds; ++i) {
             troupe::future<int> a, b;
             int w = -1;
-            troupe::thread selector{c, [&] { w = wait_either(a, b); }};
+            troupe::thread selector{c, [&] { w = select_either(a, b); }};
             troupe::thread fa{c, [&] { a.fulfil(1); }};
             troupe::thread fb{c, [&] { b.fulfil(2); }};
             selector.join();
@@ -189,15 +159,15 @@ TEST_CASE("timeout is selectable: it fires when nothing else happens, and is dis
         run_in(c, [&] {
             troupe::future<int> never;
             troupe::timeout t{1ms};
-            CHECK(wait_either(never, t) == 1);
+            CHECK(select_either(never, t) == 1);
 
             troupe::future<int> ready;
             ready.fulfil(1);
             troupe::timeout long_one{std::chrono::hours(1)};
-            CHECK(wait_either(long_one, ready) == 1);  // registration disarmed it
+            CHECK(select_either(long_one, ready) == 1);  // registration disarmed it
 
             troupe::timeout zero{0ms};
-            CHECK(wait_either(zero, never) == 0);
+            CHECK(select_either(zero, never) == 0);
         });
     }, {1, 2});
 }

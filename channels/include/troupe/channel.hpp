@@ -261,6 +261,11 @@ private:
     // The select protocol, driven by the clause objects.
     bool register_insert(select_node& n, detail::channel_waiter& w, T& src);
     bool register_remove(select_node& n, detail::channel_waiter& w, bool stop);
+    // The common tail of both registrations, entered with lock_ held and
+    // the operation's outcome `r`; queues `n` on `q` if it must wait;
+    // unlocks.
+    bool finish_register(select_node& n, detail::channel_waiter& w, outcome r, select_node* wake,
+                         node_queue& q);
     bool unregister(node_queue& q, select_node& n, const detail::channel_waiter& w);
 
     // Moves the element `n` waits to insert into `dst`; marks `n` done.

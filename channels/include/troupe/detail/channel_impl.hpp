@@ -287,7 +287,23 @@ bool channel<T>::register_insert(select_node& n, detail::channel_waiter& w, T& s
     select_node* wake = nullptr;
     lock_.lock();
     TROUPE_CHANNEL_COUNT(inserts);
-    switch (insert_locked(src, &n, wake)) {
+    const outcome r = insert_locked(src, &n, wake);  // sets wake: evaluate first
+    return finish_register(n, w, r, wake, producers_);
+}
+
+template <class T>
+bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool stop) {
+    select_node* wake = nullptr;
+    lock_.lock();
+    TROUPE_CHANNEL_COUNT(removes);
+    const outcome r = remove_locked(w.elem, &n, stop, wake);  // sets wake: evaluate first
+    return finish_register(n, w, r, wake, consumers_);
+}
+
+template <class T>
+bool channel<T>::finish_register(select_node& n, detail::channel_waiter& w, outcome r, select_node* wake,
+                                 node_queue& q) {
+    switch (r) {
     case outcome::done:
         w.state.store(detail::handoff::done, std::memory_order_relaxed);
         lock_.unlock();
@@ -307,39 +323,11 @@ bool channel<T>::register_insert(select_node& n, detail::channel_waiter& w, T& s
         break;
     }
     if (detail::is_live(n)) {
-        producers_.push_back(n);
-        TROUPE_CHANNEL_COUNT(blocked_inserts);
-    }
-    lock_.unlock();
-    return false;
-}
-
-template <class T>
-bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool stop) {
-    select_node* wake = nullptr;
-    lock_.lock();
-    TROUPE_CHANNEL_COUNT(removes);
-    switch (remove_locked(w.elem, &n, stop, wake)) {
-    case outcome::done:
-        w.state.store(detail::handoff::done, std::memory_order_relaxed);
-        lock_.unlock();
-        if (wake) wake->unpark_waiter();
-        return true;
-    case outcome::closed: {
-        const bool won = n.try_claim();
-        if (won) w.state.store(detail::handoff::closed, std::memory_order_relaxed);
-        lock_.unlock();
-        return won;
-    }
-    case outcome::lost:
-        lock_.unlock();
-        return false;
-    case outcome::wait:
-        break;
-    }
-    if (detail::is_live(n)) {
-        consumers_.push_back(n);
-        TROUPE_CHANNEL_COUNT(blocked_removes);
+        q.push_back(n);
+        if (&q == &producers_)
+            TROUPE_CHANNEL_COUNT(blocked_inserts);
+        else
+            TROUPE_CHANNEL_COUNT(blocked_removes);
     }
     lock_.unlock();
     return false;
