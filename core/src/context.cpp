@@ -1,6 +1,8 @@
 // park/unpark, context switching and the user-thread life cycle.
 #include <boost/context/detail/fcontext.hpp>
 
+#include <cerrno>
+
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -23,6 +25,11 @@
 #endif
 
 namespace bctx = boost::context::detail;
+
+namespace __cxxabiv1 {
+struct __cxa_eh_globals;
+extern "C" __cxa_eh_globals* __cxa_get_globals() noexcept;
+}  // namespace __cxxabiv1
 
 namespace troupe {
 namespace detail {
@@ -48,6 +55,10 @@ void set_block_hook(block_hook_fn fn, void* arg) noexcept { tls_block_hook = {fn
 // Both are noinline: a fiber may resume on another kernel thread, and the
 // compiler must not reuse a thread-local address computed before a switch.
 [[gnu::noinline]] context& current_os_context() noexcept { return tls_os_context; }
+
+eh_state* current_eh_state() noexcept {
+    return reinterpret_cast<eh_state*>(__cxxabiv1::__cxa_get_globals());
+}
 
 [[gnu::noinline]] fiber* current_fiber() noexcept {
     processor* p = current_processor();
@@ -115,7 +126,22 @@ void processor::run_fiber(fiber* f) noexcept {
 #if defined(TROUPE_TSAN)
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
 #endif
+        // The exception state and errno belong to the thread, not to the
+        // kernel thread: install the fiber's (empty on its first entry) for
+        // the time it runs and take it back when it switches out, wherever
+        // it ran before. This loop never leaves its kernel thread, so `eh`
+        // stays valid across the jump. A finished fiber's state is empty
+        // (fiber_main handled everything), so nothing leaks at the last exit.
+        eh_state* const eh = current_eh_state();
+        sched_eh = *eh;
+        *eh = f->eh;
+        const int sched_errno = errno;
+        errno = f->saved_errno;
         bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
+        f->saved_errno = errno;
+        errno = sched_errno;
+        f->eh = *eh;
+        *eh = sched_eh;
 #if defined(TROUPE_ASAN)
         __sanitizer_finish_switch_fiber(sched_fake_stack, nullptr, nullptr);
 #endif
