@@ -169,7 +169,7 @@ void transitions(troupe::cluster& c, Lock& l) {
     long counter = 0;
     std::atomic<int> inside{0};
     std::atomic<int> overlaps{0};
-    troupe::semaphore never{0};  // a second clause that never becomes ready
+    std::atomic<int> bad_unregister{0};
     auto critical = [&] {
         if (inside.fetch_add(1, std::memory_order_relaxed) != 0) overlaps.fetch_add(1);
         ++counter;
@@ -190,10 +190,17 @@ void transitions(troupe::cluster& c, Lock& l) {
                 critical();
                 l.unlock();
                 break;
-            case 2:
-                CHECK(troupe_test::select_either(l, never) == 0);  // held until its unregister
+            case 2: {
+                // One exclusive clause on the lock, as waituntil drives it:
+                // won at registration or by hand-off; held until unregister.
+                troupe_test::status_word status{0};
+                troupe::select_node n{troupe::this_context(), status};
+                if (!l.register_select(n))
+                    while (status.load() != troupe_test::won_by(n)) troupe::park();
                 critical();
+                if (l.unregister_select(n)) bad_unregister.fetch_add(1);
                 break;
+            }
             default:
                 l.lock();
                 if constexpr (std::is_same_v<Lock, troupe::owner_lock>) {
@@ -218,6 +225,7 @@ void transitions(troupe::cluster& c, Lock& l) {
         for (auto& k : ks) k.join();
     }
     CHECK(overlaps.load() == 0);
+    CHECK(bad_unregister.load() == 0);
     CHECK(counter == 4L * transition_rounds);
     // Back to "free, nobody waits": nothing queued, and the fast path works.
     CHECK(l.waiters() == 0);
