@@ -8,7 +8,8 @@
 //
 //   W (waiters_bit)    the primitive's wait queue is non-empty;
 //   L (queue_lock_bit) someone holds the wait queue (a few instructions,
-//                      never across a park or an allocation).
+//                      never across a park; future::fulfil also constructs
+//                      its value under it).
 //
 // Fast paths (nobody waits) read or CAS the word and never touch L. Slow
 // paths set L with a CAS from an L-clear value, work on the queue, and
