@@ -1,6 +1,7 @@
 // spinlock, mcs_lock, blocking locks, condition_variable, semaphore, future.
 #include <thread>
 
+#include "troupe/config.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/condition_variable.hpp"
 #include "troupe/error.hpp"
