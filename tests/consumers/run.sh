@@ -84,6 +84,16 @@ if cmake -S "$tmp/cmake-missing" -B "$tmp/cmake-missing/build" -DCMAKE_PREFIX_PA
 fi
 tr -s ' \n' ' ' <"$tmp/missing.log" | grep -q "without module 'waituntil'" || { cat "$tmp/missing.log"; fail "no clear message for a missing component"; }
 
+step "a program compiled against another build's config.hpp fails to link"
+# A copy of the installed headers whose config.hpp claims a checked build.
+mkdir -p "$tmp/other/troupe"
+sed 's/_checked0_/_checked1_/' "$prefix/include/troupe/config.hpp" >"$tmp/other/troupe/config.hpp"
+if PKG_CONFIG_PATH=$pcdir "$cxx" -std=c++20 -I"$tmp/other" "$tmp/src/channels_actors.cpp" -o "$tmp/mixed" \
+     $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs troupe-channels troupe-actors) >"$tmp/mixed.log" 2>&1; then
+  fail "a program whose config.hpp differs from the library's linked"
+fi
+grep -q 'troupe_build_config_checked1_' "$tmp/mixed.log" || { cat "$tmp/mixed.log"; fail "the link error does not name the build choices"; }
+
 step "C++17 compile stops at troupe's #error"
 echo '#include <troupe/channels.hpp>' >"$tmp/old.cpp"
 if "$cxx" -std=c++17 -fsyntax-only -I"$prefix/include" "$tmp/old.cpp" >"$tmp/old.log" 2>&1; then
