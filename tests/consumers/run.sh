@@ -23,12 +23,17 @@ fail() { echo "FAIL consumers: $*" >&2; exit 1; }
 
 command -v cmake >/dev/null || bash "$root/scripts/deps.sh" cmake
 
-# troupe's source tree as a user gets it: tracked and new files, no build trees.
+# troupe's source tree as a user gets it: tracked and new files, no build
+# trees (without git: everything but build/ and .git).
 copy_troupe() {
   mkdir -p "$1"
-  (cd "$root" && git ls-files -z --cached --others --exclude-standard |
-     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-     tar --null -T - -cf -) | tar -xf - -C "$1"
+  if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$root" && git ls-files -z --cached --others --exclude-standard |
+       while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+       tar --null -T - -cf -) | tar -xf - -C "$1"
+  else
+    (cd "$root" && tar --exclude=./build --exclude=./.git -cf - .) | tar -xf - -C "$1"
+  fi
 }
 cp -r "$here/src" "$here/meson" "$here/cmake" "$tmp/"
 
