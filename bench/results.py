@@ -314,6 +314,7 @@ set ylabel '{metric}{" (log scale)" if log else ""}'
 set xtics font ',10'
 set bmargin {min(14, 3 + max(1, max((p.count(" ") + 1 for p in params), default=1)))}
 set grid ytics
+set format y '{"%.1s%c" if spread and max(spread) >= 1e4 else "%g"}'
 plot for [i=0:{len(systems) - 1}] '{data}' using (column(2+3*i)):(column(3+3*i)):(column(4+3*i)):xtic(1) title columnheader(2+3*i)
 """
             res = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
