@@ -9,8 +9,10 @@
 #   3. CMake: find_package(troupe REQUIRED COMPONENTS channels actors) and
 #      the imported targets troupe::channels, troupe::actors.
 # Also checks: .pc files hold no absolute path but their prefix, the
-# shared libraries carry a soname, and a C++17 compile stops at troupe's
-# "#error" instead of a flood of errors.
+# shared libraries carry a soname, a missing CMake component is named, a
+# program compiled against another build's troupe/config.hpp fails to
+# link, and a C++17 compile stops at troupe's "#error" instead of a flood
+# of errors.
 # Usage: tests/consumers/run.sh   (exit status 0 iff every route works)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,8 +46,8 @@ meson setup "$tmp/meson/build" "$tmp/meson" -Dtroupe:modules=channels >"$tmp/sub
 ninja -C "$tmp/meson/build" >>"$tmp/sub.log" 2>&1 || { cat "$tmp/sub.log"; fail "subproject build"; }
 "$tmp/meson/build/consumer"
 # `meson test --list` prints test names, or "No tests defined." and exits 1.
-! meson test -C "$tmp/meson/build" --list 2>/dev/null | grep -q / ||
-  fail "troupe's tests are built when troupe is a subproject"
+tests=$(meson test -C "$tmp/meson/build" --list 2>/dev/null || true)
+! grep -q / <<<"$tests" || fail "troupe's tests are built when troupe is a subproject"
 [ ! -e "$tmp/meson/build/subprojects/troupe/examples" ] ||
   fail "troupe's examples are built when troupe is a subproject"
 [ ! -e "$tmp/meson/build/subprojects/troupe/actors" ] ||
