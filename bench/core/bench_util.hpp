@@ -5,7 +5,7 @@
 //
 //     RESULT bench=<name> system=<system> metric=<metric> value=<number> <param>=<value>...
 //
-// (DESIGN.md "Benchmark contract"). Header-only, no troupe dependency, so the
+// (bench/README.md, "RESULT lines"). Header-only, no troupe dependency, so the
 // twins link nothing but their own system.
 #include <chrono>
 #include <condition_variable>
