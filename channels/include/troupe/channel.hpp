@@ -266,7 +266,9 @@ private:
     // unlocks.
     bool finish_register(select_node& n, detail::channel_waiter& w, outcome r, select_node* wake,
                          node_queue& q);
-    bool unregister(node_queue& q, select_node& n, const detail::channel_waiter& w);
+    // Dequeues a clause's node unless the channel side detached it first;
+    // touches the channel only in the first case (see detail::link).
+    bool unregister(node_queue& q, select_node& n, detail::channel_waiter& w);
 
     // Moves the element `n` waits to insert into `dst`; marks `n` done.
     static void take_from(select_node& n, void* dst) noexcept {

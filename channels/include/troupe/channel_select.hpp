@@ -69,7 +69,9 @@ public:
             return true;
         case detail::handoff::closed:
             if (std::uncaught_exceptions() > 0) return false;
-            channel<T>::throw_closed_remove(ch_, ch_->name());
+            // The channel may be gone (destroyed while we waited): only its
+            // address and the name read at registration are used.
+            channel<T>::throw_closed_remove(ch_, w_.name);
         default:
             return false;
         }
@@ -116,7 +118,7 @@ public:
             return true;
         case detail::handoff::closed:
             if (std::uncaught_exceptions() > 0) return false;
-            throw channel_closed_with<T>(ch_, ch_->name(), std::move(*src_));
+            throw channel_closed_with<T>(ch_, w_.name, std::move(*src_));  // ch_: address only
         default:
             return false;
         }

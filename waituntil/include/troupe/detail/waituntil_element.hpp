@@ -122,6 +122,9 @@ public:
     /// (a counter increment) is owed. Final once the node is unregistered,
     /// since resources claim queued nodes only under their own lock.
     bool owes_increment() const noexcept { return constructed_ && !immediate_ && status() != unsat; }
+    /// No resource will touch the node again: it was never claimed after
+    /// registration, or its resource made its last touch (released).
+    bool settled() const noexcept { return !owes_increment() || node().released(); }
     void set_pending(bool p) noexcept { pending_ = p; }
     bool pending() const noexcept { return pending_; }
 

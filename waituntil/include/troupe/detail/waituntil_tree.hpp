@@ -136,6 +136,7 @@ public:
         if (!el_.done()) el_.set_pending(el_.unregister_from(res_.get()));
     }
     int gowed() const noexcept { return el_.owes_increment() ? 1 : 0; }
+    bool gsettled() const noexcept { return el_.settled(); }
     void grun_pending(std::exception_ptr& first, std::size_t) {
         body_ran_ |= run_pending(res_.get(), el_, [&] { invoke_body(body_); }, first);
     }
@@ -285,6 +286,11 @@ public:
         int owed = 0;
         for (std::size_t i = 0; i < slots_.size(); ++i) owed += slots_[i].el.owes_increment() ? 1 : 0;
         return owed;
+    }
+    bool gsettled() const noexcept {
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            if (!slots_[i].el.settled()) return false;
+        return true;
     }
     void grun_pending(std::exception_ptr& first, std::size_t rotation) {
         const std::size_t n = slots_.size();
