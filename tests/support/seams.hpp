@@ -5,6 +5,8 @@
 // body from a user thread and from an OS thread.
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -71,24 +73,65 @@ void run_from(troupe::cluster& c, from where, F&& f) {
     if (error) std::rethrow_exception(error);
 }
 
-/// Thrown by `tracked`'s copy constructor when armed.
+/// A blocking side started on a user thread of a cluster or on a fresh
+/// std::thread; join() waits for it and rethrows what it threw.
+class spawned {
+public:
+    template <class F>
+    spawned(troupe::cluster& c, from where, F f) {
+        auto run = [this, f = std::move(f)]() mutable {
+            try {
+                f();
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+        };
+        if (where == from::user_thread)
+            user_.emplace(c, std::move(run));
+        else
+            os_.emplace(std::move(run));
+    }
+    spawned(const spawned&) = delete;
+    ~spawned() {
+        if (user_ || os_) join_quietly();
+    }
+    void join() {
+        join_quietly();
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+
+private:
+    void join_quietly() {
+        if (user_) user_->join();
+        if (os_ && os_->joinable()) os_->join();
+        user_.reset();
+        os_.reset();
+    }
+    std::exception_ptr error_;
+    std::optional<troupe::thread> user_;
+    std::optional<std::thread> os_;
+};
+
+/// Thrown by `tracked`'s copy constructor when its budget is spent.
 struct copy_failure : std::runtime_error {
     copy_failure() : std::runtime_error("tracked: copy failed") {}
 };
 
 /// An element that counts its live objects (`live`) and whose copy
-/// constructor throws while `fail_copies` is positive (each throw uses one).
-/// Moves never throw (channels require it).
+/// constructor throws once `copy_budget` successful copies were made
+/// (-1: unlimited). Moves never throw (channels require it).
 struct tracked {
     static inline std::atomic<long> live{0};
-    static inline std::atomic<int> fail_copies{0};
+    static inline std::atomic<int> copy_budget{-1};
 
     int value = 0;
 
     explicit tracked(int v = 0) noexcept : value(v) { ++live; }
     tracked(const tracked& o) : value(o.value) {
-        for (int f = fail_copies.load(); f > 0;)
-            if (fail_copies.compare_exchange_weak(f, f - 1)) throw copy_failure{};
+        for (int b = copy_budget.load(); b >= 0;) {
+            if (b == 0) throw copy_failure{};
+            if (copy_budget.compare_exchange_weak(b, b - 1)) break;
+        }
         ++live;
     }
     tracked(tracked&& o) noexcept : value(o.value) { ++live; }
@@ -101,6 +144,14 @@ struct tracked {
         return *this;
     }
     ~tracked() { --live; }
+};
+
+/// Lets `n` copies of `tracked` succeed, then makes every further copy
+/// throw, until destroyed.
+struct copies_fail_after {
+    explicit copies_fail_after(int n) noexcept { tracked::copy_budget = n; }
+    ~copies_fail_after() { tracked::copy_budget = -1; }
+    copies_fail_after(const copies_fail_after&) = delete;
 };
 
 }  // namespace troupe_test
