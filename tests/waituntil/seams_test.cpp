@@ -8,10 +8,12 @@
 // (a later sleep lasts its full length).
 #include <atomic>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "alloc_fail.hpp"
 #include "fixture.hpp"
 #include "seams.hpp"
 #include "troupe/channel.hpp"
@@ -77,6 +79,24 @@ template <class F>
 unregister_hook(F) -> unregister_hook<F>;
 
 auto nothing = [] {};
+
+// A selectable whose registration allocates (as timer_arm may), in the
+// second pass of a pure-or statement (its ready hint is false).
+struct allocating_registration {
+    std::unique_ptr<int> state;
+    allocating_registration() = default;
+    allocating_registration(allocating_registration&&) noexcept = default;
+    bool select_ready_hint() const noexcept { return false; }
+    bool register_select(troupe::select_node&) {
+        state = std::make_unique<int>(1);
+        return false;
+    }
+    bool unregister_select(troupe::select_node&) noexcept {
+        state.reset();
+        return false;
+    }
+    bool on_selected(troupe::select_node&) noexcept { return true; }
+};
 
 }  // namespace
 
@@ -422,5 +442,72 @@ TEST_CASE("and-mode: a timeout racing a partner: the element is never lost") {
         });
         partner.join();
         for (int i = 0; i < n; ++i) CHECK(seen[i] == 1);
+    });
+}
+
+// ---------------------------------------------------- allocation failure
+
+TEST_CASE("or-mode: a timeout registration whose allocation fails while a partner races the "
+          "queued channel clause: nothing lost, no stray permit") {
+    on_processors([](troupe::cluster& c) {
+        run_in(c, [&] {
+            std::size_t points = 0;
+            for (std::size_t n = 1;; ++n) {
+                channel<int> ch{0, "alloc"};  // rendezvous: its clause registers (and queues) first
+                int v = -1;
+                bool body = false, threw = false, fired = false;
+                troupe::thread partner{c, [&] {
+                                           wait_until([&] { return ch.waiting_consumers() == 1; });
+                                           ch.insert(42);
+                                       }};
+                {
+                    troupe_test::fail_allocation guard{n};
+                    try {
+                        waituntil(on(ch.remove_into(v), [&] { body = true; }) | on(troupe::timeout(10s)) |
+                                  on(allocating_registration{}));
+                    } catch (std::bad_alloc&) {
+                        threw = true;
+                    }
+                    fired = guard.fired();
+                }
+                if (!body) CHECK(ch.remove() == 42);  // the partner's element was not taken: still there
+                else CHECK(v == 42);
+                partner.join();
+                CHECK(threw == fired);
+                CHECK(sleeps_fully());
+                if (!fired) break;
+                ++points;
+            }
+            CHECK(points >= 1);  // allocating_registration's (timer_arm's when its heap grows)
+        });
+    });
+}
+
+TEST_CASE("a run-time-length clause whose node allocation fails: nothing registered, nothing "
+          "lost") {
+    on_processors([](troupe::cluster& c) {
+        run_in(c, [&] {
+            std::vector<std::unique_ptr<channel<int>>> chans;
+            for (std::size_t i = 0; i < troupe::defaults::waituntil_range_slots + 2; ++i)
+                chans.push_back(std::make_unique<channel<int>>(1, "range"));
+            chans.back()->insert(5);
+            int v = -1;
+            const std::size_t points = troupe_test::for_each_allocation_failure([&](std::size_t) {
+                v = -1;
+                try {
+                    waituntil(troupe::on_any(chans, [&](auto& p) { return p->remove_into(v); },
+                                             [&](std::size_t i) { CHECK(i == chans.size() - 1); }));
+                } catch (std::bad_alloc&) {
+                    CHECK(v == -1);
+                    CHECK(chans.back()->size() == 1);  // not taken
+                    CHECK(chans.front()->waiting_consumers() == 0);  // nothing left queued
+                    throw;
+                }
+                CHECK(v == 5);
+                chans.back()->insert(5);
+            });
+            CHECK(points >= 1);  // the node buffer beyond the inline slots
+            CHECK(sleeps_fully());
+        });
     });
 }
