@@ -82,12 +82,13 @@ auto nothing = [] {};
 
 // A selectable whose registration allocates (as timer_arm may), in the
 // second pass of a pure-or statement (its ready hint is false).
+// `attempted` is raised just before the allocation.
 struct allocating_registration {
+    std::atomic<bool>* attempted;
     std::unique_ptr<int> state;
-    allocating_registration() = default;
-    allocating_registration(allocating_registration&&) noexcept = default;
     bool select_ready_hint() const noexcept { return false; }
     bool register_select(troupe::select_node&) {
+        attempted->store(true);
         state = std::make_unique<int>(1);
         return false;
     }
@@ -456,20 +457,23 @@ TEST_CASE("or-mode: a timeout registration whose allocation fails while a partne
                 channel<int> ch{0, "alloc"};  // rendezvous: its clause registers (and queues) first
                 int v = -1;
                 bool body = false, threw = false, fired = false;
+                std::atomic<bool> attempted{false};
+                // The partner races the last registration (and its failure).
                 troupe::thread partner{c, [&] {
-                                           wait_until([&] { return ch.waiting_consumers() == 1; });
+                                           wait_until([&] { return attempted.load(); });
                                            ch.insert(42);
                                        }};
                 {
                     troupe_test::fail_allocation guard{n};
                     try {
                         waituntil(on(ch.remove_into(v), [&] { body = true; }) | on(troupe::timeout(10s)) |
-                                  on(allocating_registration{}));
+                                  on(allocating_registration{&attempted, nullptr}));
                     } catch (std::bad_alloc&) {
                         threw = true;
                     }
                     fired = guard.fired();
                 }
+                attempted = true;  // (if the statement never got that far)
                 if (!body) CHECK(ch.remove() == 42);  // the partner's element was not taken: still there
                 else CHECK(v == 42);
                 partner.join();
