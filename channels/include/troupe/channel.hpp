@@ -204,9 +204,27 @@ public:
     }
     /// A clause removing one element and discarding it.
     [[nodiscard]] channel_remove_clause<T> remove_discard() noexcept { return {*this, nullptr, false}; }
+    /// Non-throwing forms (Go's `v, ok := <-ch`): the clause never throws
+    /// channel_closed; its body runs either way and may take the outcome,
+    /// `channel_status::success` (an element was removed into `v`) or
+    /// `channel_status::closed` (closed and drained, or closed at all with
+    /// stop_on_close; `v` untouched). A closed channel stays ready, so a
+    /// select loop disables the clause with `when` once it saw `closed`
+    /// (Go sets the channel variable to nil). See channel_select.hpp.
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t) noexcept {
+        return {*this, &v, false, true};
+    }
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t, stop_on_close_t) noexcept {
+        return {*this, &v, true, true};
+    }
     /// A clause inserting `v` when it wins (moving from it); if the channel
     /// is closed it throws channel_closed_with<T> holding `v` when selected.
     [[nodiscard]] channel_insert_clause<T> insert_from(T& v) noexcept { return {*this, v}; }
+    /// Non-throwing form: after close the body runs with
+    /// `channel_status::closed` and `v` keeps its element.
+    [[nodiscard]] channel_insert_clause<T> insert_from(T& v, report_close_t) noexcept {
+        return {*this, v, true};
+    }
     /// A clause inserting a value it owns.
     [[nodiscard]] channel_insert_clause<T> insert_from(T&& v) noexcept { return {*this, std::move(v)}; }
 
