@@ -53,11 +53,11 @@ channel<T>::~channel() {
     }
     if (buffer_) ::operator delete(buffer_, buffer_alignment);
 #if defined(TROUPE_STATISTICS)
-    std::fprintf(stderr,
-                 "troupe statistics: %s: inserts %llu (blocking %llu), removes %llu (blocking %llu)\n",
-                 detail::describe("channel", name_, this).c_str(),
-                 (unsigned long long)stats_.inserts, (unsigned long long)stats_.blocked_inserts,
-                 (unsigned long long)stats_.removes, (unsigned long long)stats_.blocked_removes);
+    auto& registry = detail::channel_statistics_registry::get();
+    registry.add(stats_);
+    if (registry.mode() == channel_statistics_report::per_channel)
+        std::fprintf(stderr, "troupe statistics: %s: %s\n", detail::describe("channel", name_, this).c_str(),
+                     detail::format_channel_counts(stats_).c_str());
 #endif
 }
 
