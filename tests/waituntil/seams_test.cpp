@@ -234,24 +234,24 @@ TEST_CASE("or-mode: the winning body throws: exactly its element was taken") {
 TEST_CASE("or-mode: a stray unpark does not end a blocked statement") {
     on_processors([](troupe::cluster& c) {
         for (from where : {from::user_thread, from::os_thread}) {
-        CAPTURE(int(where));
-        misuse_recorder rec;  // checked builds report the stray wake
-        channel<int> a{0, "a"}, b{0, "b"};
-        std::atomic<troupe::context*> waiter{nullptr};
-        int v = -1, w = -1;
-        std::size_t index = 99;
-        troupe_test::spawned t{c, where, [&] {
-                                   waiter = &troupe::this_context();
-                                   index = waituntil(on(a.remove_into(v)) | on(b.remove_into(w))).index();
-                               }};
-        wait_until([&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
-        troupe::unpark(*waiter.load());
-        stray_absorbed(rec, [&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
-        b.insert(7);
-        t.join();
-        CHECK(index == 1);
-        CHECK(w == 7);
-        CHECK(v == -1);
+            CAPTURE(int(where));
+            misuse_recorder rec;  // checked builds report the stray wake
+            channel<int> a{0, "a"}, b{0, "b"};
+            std::atomic<troupe::context*> waiter{nullptr};
+            int v = -1, w = -1;
+            std::size_t index = 99;
+            troupe_test::spawned t{c, where, [&] {
+                                       waiter = &troupe::this_context();
+                                       index = waituntil(on(a.remove_into(v)) | on(b.remove_into(w))).index();
+                                   }};
+            wait_until([&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
+            troupe::unpark(*waiter.load());
+            stray_absorbed(rec, [&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
+            b.insert(7);
+            t.join();
+            CHECK(index == 1);
+            CHECK(w == 7);
+            CHECK(v == -1);
         }
     });
 }
