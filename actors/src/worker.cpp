@@ -28,7 +28,12 @@ worker::~worker() { delete local_; }
 // Hands n envelopes (in order) to mailbox d under one lock acquisition.
 void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) {
     d.lock.lock();
-    d.queue->append(e, n);
+    try {
+        d.queue->append(e, n);  // strong: a failed growth appends nothing
+    } catch (...) {
+        d.lock.unlock();
+        throw;
+    }
     // Invariant: pending == queue->size() whenever the lock is free.
     d.pending.store(d.queue->size(), std::memory_order_relaxed);
     // Same parking handshake as a direct send (see detail::send).
