@@ -139,7 +139,8 @@ class alignas(16) actor {
 public:
     /// Joins the current actor system (see above). Checked builds report an
     /// actor created with no running system; release builds throw
-    /// std::logic_error. (The source location names the derived type in
+    /// std::logic_error (strong: nothing was registered). Never blocks or
+    /// allocates otherwise. (The source location names the derived type in
     /// reports; never pass it yourself.)
     actor(std::source_location where = std::source_location::current()) {
         detail::attach(*this, nullptr, where);
@@ -298,12 +299,13 @@ A& operator|(A& a, M& m) {
     static_assert(detail::can_receive<A, M>,
                   "troupe: this actor type has no `allocation receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
-    detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
+    [[maybe_unused]] const bool queued = detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
     if constexpr (std::is_base_of_v<detail::request_tag, M>) {
         // Forwarding the request being received passes its reply duty on
         // with it (address comparison only: the receiver may already have
-        // replied and the requester freed it).
-        detail::take_reply_duty(&m);
+        // replied and the requester freed it). A refused send (checked
+        // builds: a finished actor) forwarded nothing.
+        if (queued) detail::take_reply_duty(&m);
     }
     return a;
 }
@@ -340,7 +342,11 @@ A& send(A& a, Args&&... args) {
 /// Hands the sends made so far by the calling behaviour to their mailboxes.
 /// (A behaviour's sends are otherwise delivered when its worker's current
 /// batch ends.) Call it before a behaviour blocks on something another
-/// actor provides; `ask` calls it. Does nothing outside behaviours.
+/// actor provides; `ask` calls it. Does nothing outside behaviours. Never
+/// blocks (one mailbox lock per destination). Throws std::bad_alloc if a
+/// mailbox cannot grow (basic guarantee: whatever was not handed over stays
+/// staged, in order, and goes out when the batch ends; nothing is lost or
+/// duplicated).
 void flush_sends();
 
 /// Sending a temporary is rejected: the message would be gone before the
