@@ -408,3 +408,43 @@ TEST_CASE("seams: an exception from an ordinary behaviour, messages sent from ev
         CHECK(live_payloads.load() == 0);  // thrown-through messages freed too
     });
 }
+
+TEST_CASE("seams: flush_sends failing half-way neither loses nor duplicates a behaviour's sends") {
+    // The behaviour's 8 pipelined sends go to another system's actor whose
+    // mailbox (held by a gate) has room for one more envelope: the first is
+    // handed over, the second needs a growth, which fails.
+    troupe_test::watchdog wd{"flush_sends allocation failure"};
+    troupe::actor_system target_sys{1};
+    gate g{target_sys};
+    doubler d{target_sys};
+    troupe::future<void> started, release;
+    hold h;
+    h.started = &started;
+    h.release = &release;
+    g | h;
+    started.get();
+    tick t;
+    for (int i = 0; i < 15; ++i) d | t;
+    troupe::actor_system host{1};
+    runner r{host};
+    bool threw = false;
+    std::function<void()> body = [&] {
+        for (int i = 0; i < 8; ++i) d | t;  // all in the pipeline
+        troupe_test::fail_allocation guard{1};
+        try {
+            troupe::flush_sends();
+        } catch (const std::bad_alloc&) {
+            threw = true;
+        }
+    };
+    run_body q;
+    q.body = &body;
+    troupe::ask(r, q).get();  // the runner's flush (after the guard) hands the rest over
+    CHECK(threw);
+    release.fulfil();
+    r | troupe::finished_msg;
+    host.stop();
+    d | troupe::finished_msg;
+    target_sys.stop();
+    CHECK(d.ticks == 15 + 8);  // each send delivered exactly once
+}
