@@ -13,6 +13,7 @@
 #include <typeinfo>
 
 #include "executor.hpp"
+#include "troupe/config.hpp"
 #include "troupe/error.hpp"
 
 namespace troupe::detail {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime.hpp"
+#include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
@@ -129,19 +130,24 @@ void processor::run_fiber(fiber* f) noexcept {
         // The exception state and errno belong to the thread, not to the
         // kernel thread: install the fiber's (empty on its first entry) for
         // the time it runs and take it back when it switches out, wherever
-        // it ran before. This loop never leaves its kernel thread, so `eh`
-        // stays valid across the jump. A finished fiber's state is empty
-        // (fiber_main handled everything), so nothing leaks at the last exit.
-        eh_state* const eh = current_eh_state();
-        sched_eh = *eh;
-        *eh = f->eh;
-        const int sched_errno = errno;
-        errno = f->saved_errno;
+        // it ran before. A finished fiber's state is empty (fiber_main
+        // handled everything), so nothing leaks at the last exit.
+        // Both addresses are fixed for the kernel thread's life: look them
+        // up once (each is a call into the C runtime), then the swap is a
+        // few loads and stores.
+        if (!eh_) {
+            eh_ = current_eh_state();
+            errno_ = &errno;
+        }
+        // The scheduler loop itself never runs inside a handler or during
+        // unwinding and does not read errno, so its own state is empty and
+        // needs no saving: install the fiber's, take it back, leave empty.
+        *eh_ = f->eh;
+        *errno_ = f->saved_errno;
         bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
-        f->saved_errno = errno;
-        errno = sched_errno;
-        f->eh = *eh;
-        *eh = sched_eh;
+        f->saved_errno = *errno_;
+        f->eh = *eh_;
+        *eh_ = eh_state{};
 #if defined(TROUPE_ASAN)
         __sanitizer_finish_switch_fiber(sched_fake_stack, nullptr, nullptr);
 #endif

@@ -151,7 +151,8 @@ public:
     std::size_t sched_stack_size = 0;
     void* sched_fake_stack = nullptr;
     void* tsan_self = nullptr;
-    eh_state sched_eh;  // the scheduler's own, while a fiber runs
+    eh_state* eh_ = nullptr;  // this kernel thread's exception state
+    int* errno_ = nullptr;    // and its errno
 };
 
 class cluster_impl {

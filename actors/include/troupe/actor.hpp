@@ -69,6 +69,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "troupe/config.hpp"
 #include "troupe/allocation.hpp"
 #include "troupe/detail/copy_queue.hpp"
 #include "troupe/detail/mailbox.hpp"

@@ -31,6 +31,8 @@
 #include <string>
 #include <string_view>
 
+#include "troupe/config.hpp"
+
 namespace troupe {
 
 /// Called with a message naming the object and what went wrong.
