@@ -43,7 +43,8 @@ channel<T>::~channel() {
                                   ": destroyed while threads are blocked on it (deadlock): " +
                                   std::to_string(producers) + " producer(s), " +
                                   std::to_string(consumers) + " consumer(s); releasing them "
-                                  "with channel_closed");
+                                  "with channel_closed",
+                                  misuse_kind::released_waiters);
     }
     // Released threads never touch the channel again: plain waiters only read
     // their own wait record and throw; select clauses were detached (see
