@@ -195,8 +195,13 @@ void transitions(troupe::cluster& c, Lock& l) {
                 // won at registration or by hand-off; held until unregister.
                 troupe_test::status_word status{0};
                 troupe::select_node n{troupe::this_context(), status};
-                if (!l.register_select(n))
-                    while (status.load() != troupe_test::won_by(n)) troupe::park();
+                // Not won at registration: the winner owes exactly one
+                // unpark, so park at least once (then re-check, as every
+                // waiter does), even if the win is already visible.
+                if (!l.register_select(n)) {
+                    do troupe::park();
+                    while (status.load() != troupe_test::won_by(n));
+                }
                 critical();
                 if (l.unregister_select(n)) bad_unregister.fetch_add(1);
                 break;
