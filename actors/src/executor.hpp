@@ -1,6 +1,6 @@
 #pragma once
 // Internal: the executor behind an actor_system — mailboxes, the slot array
-// stealing permutes, workers. See actors/DESIGN.md for the design and the
+// stealing permutes, workers. See docs/actors.md for the design and the
 // invariants; each atomic step below names the one it keeps.
 #include <atomic>
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "troupe/config.hpp"
 #include "troupe/actor.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
@@ -260,6 +261,11 @@ private:
 extern constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]];
 // The executor new actors join when nothing more specific applies.
 executor* default_executor() noexcept;
+
+// stop() has waited `waited` with actors alive: builds a survivor report
+// from the running system (actor_system.cpp) and hands it to the
+// configured hook, or prints it. Never throws.
+void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept;
 
 #if defined(TROUPE_CHECKED)
 // Checked builds: a process-wide record of ended actors by address (an

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime.hpp"
+#include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"

@@ -58,6 +58,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "troupe/config.hpp"
 #include "troupe/channel_closed.hpp"
 #include "troupe/channel_statistics.hpp"
 #include "troupe/detail/channel_waiter.hpp"

@@ -129,6 +129,17 @@ public:
         if (commit()) unpark_waiter();
     }
 
+    /// Plain nodes: marks the waiter's operation complete. The resource calls
+    /// it after dequeuing the node and performing the operation, with the
+    /// waiter's context already read: it is the resource's last touch of the
+    /// node (release: publishes the operation to the waiter), followed only by
+    /// `unpark(context)`. A waiter parks until `granted()`, so a stray wake
+    /// never lets it leave while the node is still in use.
+    /// Same flag as released(): a granted node is one the resource let go of.
+    void grant() noexcept { released_.store(true, std::memory_order_release); }
+    /// Whether grant() was called (acquire: the operation is visible).
+    bool granted() const noexcept { return released(); }
+
     /// Resource-specific payload (a channel's element pointer, for example).
     void* extra = nullptr;
 
@@ -143,6 +154,9 @@ private:
     context* waiter_;
     std::atomic<std::uintptr_t>* status_ = nullptr;
     std::atomic<int>* park_counter_ = nullptr;
+    // Set by the resource's last touch of the node (grant(), commit() when
+    // the waiter is awake, unpark_waiter()): one flag for every way a wait
+    // completes, so every waiter re-checks the same condition after park().
     std::atomic<bool> released_{false};
 };
 

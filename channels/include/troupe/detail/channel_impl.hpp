@@ -1,11 +1,12 @@
 #pragma once
 // Out-of-line members of troupe::channel<T> (included by channel.hpp).
-// See channels/design.md for the algorithm and its invariants.
+// See docs/channels.md for the algorithm and its invariants.
 #include <cstdio>
 #include <new>
 #include <string>
 #include <utility>
 
+#include "troupe/config.hpp"
 #include "troupe/error.hpp"
 
 #if defined(TROUPE_STATISTICS)
@@ -46,7 +47,8 @@ channel<T>::~channel() {
                                   ": destroyed while threads are blocked on it (deadlock): " +
                                   std::to_string(producers) + " producer(s), " +
                                   std::to_string(consumers) + " consumer(s); releasing them "
-                                  "with channel_closed");
+                                  "with channel_closed",
+                                  misuse_kind::released_waiters);
     }
     for (std::size_t i = 0, n = count_.load(std::memory_order_relaxed); i < n; ++i) {
         slot(wrap(head_ + i))->~T();
