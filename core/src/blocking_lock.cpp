@@ -172,6 +172,10 @@ void blocking_lock_base::hand_off_locked() noexcept {
     // General mode must commit under L: its waiter may finish its statement
     // as soon as it can take L again.
     const bool owed = n->commit();
+    // Owed an unpark: mark the node released now, our last touch of it (a
+    // waituntil waiter re-checks released() after every park, so that a
+    // stray wake cannot end its wait early).
+    if (owed) n->grant();
     // One store: the new owner, W iff more wait, L released (I1, I4). From
     // here on the node may be gone; only `next` is touched.
     unlock_queue(word_, with_waiters(to_word(next), waiting_));
