@@ -27,6 +27,10 @@ channel<T>::~channel() {
     const std::size_t producers = collect_closed(producers_, tail);
     bool leaving = !consumers_.empty() || !producers_.empty();
     lock_.unlock();
+    // Released threads never touch the channel again: plain waiters only read
+    // their own wait record and throw; select clauses were detached (see
+    // detail::link) and consult only their record.
+    wake_chain(chain);
     // Nodes still queued belong to select clauses that are unregistering
     // right now (awake, their statement decided): each takes lock_ once to
     // dequeue itself and never touches the channel after that unlock. Wait
@@ -46,10 +50,6 @@ channel<T>::~channel() {
                                   "with channel_closed",
                                   misuse_kind::released_waiters);
     }
-    // Released threads never touch the channel again: plain waiters only read
-    // their own wait record and throw; select clauses were detached (see
-    // detail::link) and consult only their record.
-    wake_chain(chain);
     for (std::size_t i = 0, n = count_.load(std::memory_order_relaxed); i < n; ++i) {
         slot(wrap(head_ + i))->~T();
     }
