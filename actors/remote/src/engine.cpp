@@ -61,7 +61,7 @@ void lookup(engine& e, int rank, std::string_view name, std::function<void(const
     e.lookup(rank, name, std::move(done));
 }
 int engine_rank(const engine& e) noexcept { return e.rank; }
-void apply_sender_allocation(troupe::message& m) { troupe::detail::finish_message(m); }
+
 
 pending_reply::pending_reply(engine& e, int from_rank, std::uint64_t ask_token) noexcept
     : node(e.waiter(), status, e.park_counter()), from(from_rank), token(ask_token) {}

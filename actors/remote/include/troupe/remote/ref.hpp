@@ -181,9 +181,6 @@ void complete(troupe::detail::request_tag& tag, frame_kind k, byte_reader& r, in
     }
 }
 
-/// Applies a sent message's allocation action (Delete / Destroy) once it
-/// is encoded, as the receive of a local send would (out of line).
-void apply_sender_allocation(troupe::message& m);
 
 template <class A, class M>
 constexpr void check_send() {
@@ -289,10 +286,11 @@ private:
 };
 
 /// Sends `m` to the remote actor (see remote_ref::send) and returns the
-/// reference, so sends cascade: `ref | a | b`. An lvalue message whose
-/// allocation is `Delete` (or `Destroy`) is deleted (destroyed) once
-/// encoded, as a local receive would; temporaries are fine (they are
-/// copied). Throws like send; strong guarantee.
+/// reference, so sends cascade: `ref | a | b`. The message is copied (encoded)
+/// at once and stays the sender's: its allocation action is not applied
+/// (a behaviour may forward the message it is receiving; a message from
+/// `new` is the sender's to delete). Temporaries are fine. Throws like
+/// send; strong guarantee.
 template <class A, class M>
     requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
 const remote_ref<A>& operator|(const remote_ref<A>& r, M&& m) {
@@ -301,8 +299,6 @@ const remote_ref<A>& operator|(const remote_ref<A>& r, M&& m) {
     static_assert(!detail::is_request<T>,
                   "troupe::remote: send requests with ref.ask(q), which returns the reply's future");
     r.tell(static_cast<const T&>(m));
-    if constexpr (std::is_lvalue_reference_v<M> && !std::is_const_v<std::remove_reference_t<M>>)
-        detail::apply_sender_allocation(m);
     return r;
 }
 
