@@ -9,5 +9,8 @@ grep -v '^#' examples/TOUR.txt | while read -r module ex; do
   [ -x "build/release/examples/$ex" ] || { echo "(examples/$ex: needs module(s) ${module//+/, }, not built)"; continue; }
   echo
   echo "=== examples/$ex.cpp ($module)"
-  "build/release/examples/$ex" </dev/null
+  run=("build/release/examples/$ex")
+  # Remote-actor examples run as an MPI job of two ranks.
+  [[ "$module" == *remote* ]] && run=(mpirun --allow-run-as-root --oversubscribe -np 2 "${run[@]}")
+  "${run[@]}" </dev/null
 done

@@ -15,7 +15,7 @@ inline constexpr unsigned idle_spin_passes = 2000;
 inline constexpr std::chrono::nanoseconds first_poll = 50us;
 /// ... doubling after each empty poll up to this (an idle rank then costs
 /// one MPI_Improbe per interval: far below 1% of a core).
-inline constexpr std::chrono::nanoseconds max_poll = 2ms;
+inline constexpr std::chrono::nanoseconds max_poll = 8ms;
 /// Batches in flight (MPI_Isend not yet complete) before the engine lets
 /// outboxes grow instead of posting more sends.
 inline constexpr std::size_t max_in_flight = 64;

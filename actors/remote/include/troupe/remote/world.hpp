@@ -22,9 +22,11 @@
 /// incoming messages to actors through the executor's external send path;
 /// when there is nothing to do it parks (woken by local sends and replies)
 /// and polls the network at an exponentially growing interval (50 µs up to
-/// 2 ms, see remote_defaults.hpp), so an idle rank uses well under 1% of a
-/// core. Destroying the world stops the engine and, if the world initialised
-/// MPI, finalises it (after a barrier: destruction is collective).
+/// 8 ms, see remote_defaults.hpp), so an idle rank uses under 1% of a
+/// core (measured by bench/remote/idle.cpp); the first message after a long
+/// idle spell may wait for the next poll. Destroying the world stops the
+/// engine and, if the world initialised MPI, finalises it (after a barrier:
+/// destruction is collective).
 ///
 /// Failure: a rank that dies takes the whole job down (MPI's default error
 /// handler aborts every rank); see docs/remote.md for fault tolerance.
