@@ -266,24 +266,29 @@ void engine::watch(pending_reply& p) {
 // ---------------------------------------------------------------- the thread
 
 void engine::run() noexcept {
-    unsigned idle = 0;
+    using clock = std::chrono::steady_clock;
+    auto last_work = clock::now();
     std::chrono::nanoseconds poll = cfg::first_poll;
     for (;;) {
         if (progress()) {
-            idle = 0;
+            last_work = clock::now();
             poll = cfg::first_poll;
             continue;
         }
         if (quit_.load(std::memory_order_acquire) && !busy_sending()) return;
-        if (++idle < cfg::idle_spin_passes) {
+        if (clock::now() - last_work < cfg::idle_spin) {
+            // Keep polling for a while after the last piece of work (a reply
+            // is often on its way). (Yielding here instead was tried: on a
+            // loaded host a yielding thread waits a whole scheduling round,
+            // which cost milliseconds per hop.)
             troupe::detail::cpu_relax();
             continue;
         }
         if (idle_sleep(poll)) {
-            idle = 0;
+            last_work = clock::now();
             poll = cfg::first_poll;
-        } else {
-            poll = std::min(poll * 2, cfg::max_poll);
+        } else if (clock::now() - last_work >= cfg::warm_period) {
+            poll = std::min(poll * 2, cfg::max_poll);  // idle for a while: back off
         }
     }
 }

@@ -7,13 +7,15 @@ namespace troupe::defaults::remote {
 
 using namespace std::chrono_literals;
 
-/// Empty passes the engine spins (polling MPI and its outboxes) after its
-/// last piece of work before it sleeps: keeps request/reply latency low
-/// under traffic without burning a core when idle.
-inline constexpr unsigned idle_spin_passes = 2000;
-/// The first sleep between network polls of an idle engine ...
+/// How long the engine keeps polling (MPI and its outboxes) after its last piece of work before it sleeps: keeps
+/// request/reply latency low under traffic without burning a core when idle.
+inline constexpr std::chrono::nanoseconds idle_spin = 200us;
+/// Then the first sleep between network polls of an idle engine ...
 inline constexpr std::chrono::nanoseconds first_poll = 50us;
-/// ... doubling after each empty poll up to this (an idle rank then costs
+/// ... kept for this long after the last piece of work (traffic in a lull:
+/// a reply from another rank is likely to come) ...
+inline constexpr std::chrono::nanoseconds warm_period = 20ms;
+/// ... then doubling after each empty poll up to this (an idle rank then costs
 /// one MPI_Improbe per interval: far below 1% of a core).
 inline constexpr std::chrono::nanoseconds max_poll = 8ms;
 /// Batches in flight (MPI_Isend not yet complete) before the engine lets
