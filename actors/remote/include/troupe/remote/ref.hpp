@@ -232,6 +232,7 @@ public:
     auto& ask(M& q) const {
         detail::check_send<A, M>();
         (void)detail::pair_entry<A, M>::registered;
+        detail::mark_sent(q);  // see tell()
         detail::engine& e = engine();
         const std::uint64_t id = detail::register_ask(e, q, &detail::complete<M>);
         try {
@@ -242,7 +243,6 @@ public:
             codec<M>::encode(q, w);
             detail::end_frame(b);
             detail::ship(e, rank_, b);
-            detail::mark_sent(q);
         } catch (...) {
             detail::cancel_ask(e, id);
             throw;
@@ -261,6 +261,10 @@ private:
     template <class M>
     void tell(const M& m) const {
         (void)detail::pair_entry<A, M>::registered;
+        // Handed to a send: it counts as sent even if the send throws (the
+        // exception tells the caller; checked builds report only messages
+        // never handed to any send).
+        detail::mark_sent(const_cast<M&>(m));
         detail::engine& e = engine();
         detail::byte_buffer& b = detail::scratch();
         detail::begin_frame(b, detail::frame_kind::tell, message_traits<M>::name,
@@ -269,7 +273,6 @@ private:
         codec<M>::encode(m, w);
         detail::end_frame(b);
         detail::ship(e, rank_, b);
-        detail::mark_sent(const_cast<M&>(m));  // encoded: it counts as sent
     }
     detail::engine& engine() const {
         if (!eng_) throw std::logic_error("troupe::remote: send through an invalid remote_ref (not from a lookup)");
