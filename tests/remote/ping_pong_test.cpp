@@ -52,8 +52,8 @@ TEST_CASE("ping-pong between pairs of ranks") {
         w.barrier();
         const int other = partner(w.rank(), w.size());
         me.peer = w.lookup<player>(other, "pp." + std::to_string(round) + "." + std::to_string(other));
-        w.barrier();  // every player knows its peer before any ball flies
         me.solo = other == w.rank();
+        w.barrier();  // every player is set up before any ball flies
         if (me.solo) {
             ball first;
             me.peer | first;  // against itself: it plays both sides
