@@ -11,7 +11,6 @@ RUNS=${RUNS:-3}
 dir="$BUILD/bench/remote"
 [ -x "$dir/remote_ping_pong" ] || { echo "remote benchmarks not built in $dir (MPI missing?)" >&2; exit 1; }
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2)
-export OMPI_MCA_btl='^openib'
 
 if [ "$QUICK" = 1 ]; then
   pp=3000 tp=200000 idle_ms=1000
