@@ -2,7 +2,6 @@
 // have finished and no message is in flight (two consecutive rounds agree).
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 
 #include "engine.hpp"
 #include "troupe/remote/remote_defaults.hpp"
@@ -44,10 +43,6 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
         MPI_Request r;
         MPI_Iallreduce(local, global, slots, MPI_UINT64_T, MPI_SUM, e.collective, &r);
         detail::wait_request(r);
-        if (std::getenv("TROUPE_REMOTE_DEBUG_STOP"))
-            std::fprintf(stderr, "rank %d round: local busy %lu sent %lu recv %lu | global busy %lu sent %lu recv %lu live %zu\n", rank_,
-                         (unsigned long)local[busy], (unsigned long)local[sent], (unsigned long)local[received],
-                         (unsigned long)global[busy], (unsigned long)global[sent], (unsigned long)global[received], sys.live_actors());
         const bool quiet = global[busy] == 0 && global[sent] == global[received];
         // Two consecutive quiet rounds with the same counts: nothing was
         // sent between them, so nothing is in flight and nobody is working.
