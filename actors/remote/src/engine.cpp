@@ -78,9 +78,24 @@ std::string demangle(const char* mangled) {
 
 // The type name and what() of the exception being handled.
 std::pair<std::string, std::string> describe_current() {
-    std::string type = "unknown exception";
+    std::pair<std::string, std::string> r;
+    try {
+        throw;
+    } catch (const captured_error& c) {  // recorded on the worker thread
+        r = {c.type, c.what};
+    } catch (...) {
+        describe_current_exception(r.first, r.second);
+    }
+    return r;
+}
+
+std::string quoted(std::string_view s) { return "\"" + std::string{s} + "\""; }
+
+}  // namespace
+
+void describe_current_exception(std::string& type, std::string& what) {
+    type = "unknown exception";
     if (const std::type_info* t = abi::__cxa_current_exception_type()) type = demangle(t->name());
-    std::string what;
     try {
         throw;
     } catch (const std::exception& e) {
@@ -88,12 +103,8 @@ std::pair<std::string, std::string> describe_current() {
     } catch (...) {
         what = "(not a std::exception)";
     }
-    return {type, what};
 }
 
-std::string quoted(std::string_view s) { return "\"" + std::string{s} + "\""; }
-
-}  // namespace
 
 // ---------------------------------------------------------------- engine
 

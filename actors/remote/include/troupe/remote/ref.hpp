@@ -65,11 +65,16 @@ void mark_sent([[maybe_unused]] M& m) noexcept {
 }
 
 /// A request received from another rank: the message plus its reply route.
+template <class A, class M>
+allocation request_dispatch(troupe::actor& target, troupe::message& m);
+struct captured_error;
+
 template <class M>
 struct inbound_request final : M, pending_reply {
     inbound_request(engine& e, int from, std::uint64_t token) : M(), pending_reply(e, from, token) {}
     troupe::detail::future_base& reply_future() noexcept override { return this->result(); }
     void encode_value(byte_writer& w) override {
+        if (failed_) throw captured_error(error_type_, error_what_);
         if constexpr (std::is_void_v<reply_type<M>>)
             this->result().get();  // rethrows the behaviour's exception
         else
@@ -77,8 +82,20 @@ struct inbound_request final : M, pending_reply {
     }
     void recycle() noexcept override { delete this; }
     std::string_view message_name() const noexcept override { return message_traits<M>::name; }
+    // Set on the worker thread, in the behaviour's catch, before the future
+    // is fulfilled (the engine reads them after; it never touches the
+    // exception object, whose reference count TSan cannot see).
+    bool failed_ = false;
+    std::string error_type_, error_what_;
     static void* operator new(std::size_t) { return pool<sizeof(inbound_request)>().take(); }
     static void operator delete(void* p) noexcept { pool<sizeof(inbound_request)>().give(p); }
+};
+
+/// The dynamic type name and what() of the exception being handled.
+void describe_current_exception(std::string& type, std::string& what);
+/// Rethrown by encode_value for a captured behaviour exception.
+struct captured_error {
+    std::string type, what;
 };
 
 template <class M>
@@ -86,6 +103,29 @@ void decode_all(M& m, byte_reader& r) {
     codec<M>::decode(m, r);
     if (r.left() != 0)
         throw truncated_payload("payload has " + std::to_string(r.left()) + " byte(s) more than its type reads");
+}
+
+/// The trampoline of a request received from another rank: runs the
+/// behaviour like troupe::detail::dispatch does for requests, but records an
+/// escaping exception's type and what() on the worker thread before failing
+/// the future with it.
+template <class A, class M>
+allocation request_dispatch(troupe::actor& target, troupe::message& m) {
+    A& self = static_cast<A&>(target);
+    auto& q = static_cast<inbound_request<M>&>(static_cast<M&>(m));
+    try {
+        if constexpr (troupe::detail::member_receiver<A, M>)
+            return self.receive(static_cast<M&>(q));
+        else
+            return receive(self, static_cast<M&>(q));
+    } catch (...) {
+        if (!q.result().available()) {
+            describe_current_exception(q.error_type_, q.error_what_);
+            q.failed_ = true;
+            q.reply_exception(std::current_exception());
+        }
+        return Nodelete;
+    }
 }
 
 /// Runs on the receiving rank's engine thread: builds the message from the
@@ -107,7 +147,7 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
             throw;
         }
         watch(*d.eng, *q);
-        a | static_cast<M&>(*q);
+        troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>, troupe::detail::names_of<A, M>);
     } else {
         static_assert(std::is_default_constructible_v<M>,
                       "troupe::remote: a message received from another rank is default-constructed, then "
