@@ -2,7 +2,8 @@
 # Installs the Debian packages troupe needs, only those missing.
 # Usage: scripts/deps.sh [extra-package...]
 set -euo pipefail
-pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libhwloc-dev doctest-dev "$@")
+pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libhwloc-dev doctest-dev
+      libopenmpi-dev openmpi-bin libcereal-dev "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,5 +27,8 @@ for e in "${examples[@]}"; do
   [ -x "$dir/examples/$ex" ] || { echo "(examples/$ex: needs module(s) ${module//+/, }, not built)"; continue; }
   echo
   echo "=== examples/$ex.cpp ($module)"
-  "$dir/examples/$ex" </dev/null
+  run=("$dir/examples/$ex")
+  # Remote-actor examples run as an MPI job of two ranks.
+  [[ "$module" == *remote* ]] && run=(mpirun --allow-run-as-root --oversubscribe -np 2 "${run[@]}")
+  "${run[@]}" </dev/null
 done

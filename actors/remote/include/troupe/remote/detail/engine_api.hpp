@@ -1,0 +1,154 @@
+#pragma once
+// Internal: what the send/ask/deliver templates call in the library (the
+// progress engine itself is in src/engine.hpp), and the pooled storage of
+// messages received from the network.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "troupe/actor.hpp"
+#include "troupe/future.hpp"
+#include "troupe/remote/detail/wire.hpp"
+#include "troupe/select.hpp"
+#include "troupe/spinlock.hpp"
+
+namespace troupe::remote::detail {
+
+class engine;
+
+// ---------------------------------------------------------------- sending
+
+/// The calling thread's frame scratch buffer (reused: no allocation once
+/// grown).
+byte_buffer& scratch() noexcept;
+/// Starts a frame in `b` (cleared first): header and message name.
+void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key, std::uint64_t target,
+                 std::uint64_t token);
+/// Completes the frame started in `b`: sizes and padding.
+void end_frame(byte_buffer& b);
+/// Appends the frame in `b` to the outbox for `rank` and wakes the engine
+/// if it sleeps. Never blocks beyond a short spinlock. Throws
+/// std::bad_alloc (strong: nothing queued) or std::out_of_range (bad rank).
+void ship(engine& e, int rank, const byte_buffer& b);
+
+/// Completes a request on the asker's rank from its reply frame: decodes
+/// the value (or error) and fulfils the request's future.
+using ask_complete_fn = void (*)(troupe::detail::request_tag& q, frame_kind k, byte_reader& r, int from);
+/// Records an ask awaiting its reply; returns its id (the frame's token).
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn);
+/// Forgets an ask whose frame could not be shipped.
+void cancel_ask(engine& e, std::uint64_t id) noexcept;
+
+// ---------------------------------------------------------------- receiving
+
+/// Context of one incoming tell/ask, for deliver<A, M>.
+struct delivery {
+    engine* eng;
+    int from;             // the sending rank
+    std::uint64_t token;  // ask id (asks only)
+};
+using deliver_fn = void (*)(const delivery& d, troupe::actor& target, byte_reader& payload);
+/// Registers how a message named `msg_name` reaches an actor of the type
+/// spelt `actor_type` (static initialisation). Returns true.
+bool register_pair(std::string_view actor_type, std::string_view msg_name, deliver_fn fn) noexcept;
+
+/// A request received from another rank, waiting for its behaviour's reply.
+/// The engine watches its future with a general-mode select node (woken
+/// through the engine's park counter) and ships the reply when it is
+/// fulfilled, then recycles the object.
+class pending_reply {
+public:
+    pending_reply(engine& e, int from, std::uint64_t token) noexcept;
+    pending_reply(const pending_reply&) = delete;
+    virtual ~pending_reply() = default;
+
+    /// The request's future.
+    virtual troupe::detail::future_base& reply_future() noexcept = 0;
+    /// Encodes the fulfilled value; rethrows the behaviour's exception.
+    virtual void encode_value(byte_writer& w) = 0;
+    /// Frees the object (after the reply is shipped, or on a decode error).
+    virtual void recycle() noexcept = 0;
+    /// The request's registered message name (for error reports).
+    virtual std::string_view message_name() const noexcept = 0;
+
+    // Owned by the engine thread.
+    std::atomic<std::uintptr_t> status{0};
+    select_node node;
+    const int from;
+    const std::uint64_t token;
+    pending_reply* next = nullptr;
+};
+/// Starts watching `p` (engine thread, before the request is delivered).
+void watch(engine& e, pending_reply& p);
+
+// ---------------------------------------------------------------- naming
+
+struct lookup_answer {
+    bool found = false;
+    std::uint64_t id = 0;
+    std::string type;                    // the published actor's type
+    std::vector<std::string> published;  // the names published there (when not found)
+};
+void publish(engine& e, std::string_view name, troupe::actor& a, std::string_view type);
+/// Sends a lookup of `name` to `rank`; `done` runs on the engine thread.
+void lookup(engine& e, int rank, std::string_view name, std::function<void(const lookup_answer&)> done);
+int engine_rank(const engine& e) noexcept;
+
+// ---------------------------------------------------------------- storage
+
+/// A free list of blocks of one size (messages received from the network
+/// are recycled through it: no allocation per message once warm). Blocks
+/// beyond `keep` are returned to the allocator.
+class free_list {
+public:
+    explicit free_list(std::size_t size) noexcept : size_(size) {}
+    void* take() {
+        lock_.lock();
+        if (node* n = head_) {
+            head_ = n->next;
+            --count_;
+            lock_.unlock();
+            return n;
+        }
+        lock_.unlock();
+        return ::operator new(size_);
+    }
+    void give(void* p) noexcept {
+        lock_.lock();
+        if (count_ < keep) {
+            auto* n = static_cast<node*>(p);
+            n->next = head_;
+            head_ = n;
+            ++count_;
+            lock_.unlock();
+            return;
+        }
+        lock_.unlock();
+        ::operator delete(p);
+    }
+    static constexpr std::size_t keep = 4096;
+
+private:
+    struct node {
+        node* next;
+    };
+    troupe::spinlock lock_{"troupe::remote message pool"};
+    node* head_ = nullptr;
+    std::size_t count_ = 0;
+    std::size_t size_;
+};
+
+/// The free list for blocks of `Size` bytes (one per size, process-wide; a
+/// cache, never freed, so late deletes stay valid).
+template <std::size_t Size>
+free_list& pool() noexcept {
+    static free_list* fl = new free_list(Size < sizeof(void*) ? sizeof(void*) : Size);
+    return *fl;
+}
+
+}  // namespace troupe::remote::detail

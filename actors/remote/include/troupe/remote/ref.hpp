@@ -1,0 +1,356 @@
+#pragma once
+/// A typed reference to an actor on another rank (or this one), and remote
+/// sends and asks.
+///
+///     auto bank = world.lookup<account>(1, "alice");   // remote_ref<account>
+///     deposit d;  d.cents = 500;
+///     bank | d;                                        // like a local send
+///     bank.send(deposit{...});                         // value form
+///     balance q;
+///     long cents = bank.ask(q).get();                  // request/reply
+///
+/// Sends are typed on the static types, exactly like local ones: sending a
+/// message the actor type has no `receive` for does not compile. The message
+/// type must be registered (TROUPE_REMOTE_MESSAGE). A remote send encodes
+/// the message at once (so it may be reused or destroyed right after `|`
+/// returns; a message set to `Delete` is deleted then, `Destroy` destroyed),
+/// and queues the bytes for the rank's progress engine: it never blocks on
+/// the network. Messages from one sender thread or actor to one remote actor
+/// arrive in send order (per-pair FIFO).
+///
+/// `ask(q)` returns q's own future, so it works exactly like a local
+/// request's: `get()` from any context, or a clause in `waituntil` with a
+/// timeout. If the remote behaviour throws, get() throws remote_exception
+/// naming the rank, the exception's type and its what(). The request must
+/// outlive its reply, as locally.
+///
+/// The program on the receiving rank must contain the same `ref | msg` (or
+/// ask) for that pair of types (true of SPMD programs, where every rank runs
+/// one binary); an MPMD receiver calls troupe::remote::accept<A, M...>().
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+#include "troupe/actor.hpp"
+#include "troupe/remote/detail/engine_api.hpp"
+#include "troupe/remote/errors.hpp"
+#include "troupe/remote/message.hpp"
+#include "troupe/request.hpp"
+
+namespace troupe::remote {
+
+template <class A>
+class remote_ref;
+
+namespace detail {
+
+/// Storage of a message received from the network: pooled per size.
+template <class M>
+struct inbound final : M {
+    static void* operator new(std::size_t) { return pool<sizeof(inbound)>().take(); }
+    static void operator delete(void* p) noexcept { pool<sizeof(inbound)>().give(p); }
+};
+
+template <class M>
+inline constexpr bool poolable = !std::is_final_v<M> && alignof(M) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+template <class M>
+void mark_sent([[maybe_unused]] M& m) noexcept {
+#if defined(TROUPE_CHECKED)
+    troupe::detail::send_access::mark_sent(m);
+#endif
+}
+
+/// A request received from another rank: the message plus its reply route.
+template <class A, class M>
+allocation request_dispatch(troupe::actor& target, troupe::message& m);
+struct captured_error;
+
+template <class M>
+struct inbound_request final : M, pending_reply {
+    inbound_request(engine& e, int from, std::uint64_t token) : M(), pending_reply(e, from, token) {}
+    troupe::detail::future_base& reply_future() noexcept override { return this->result(); }
+    void encode_value(byte_writer& w) override {
+        if (failed_) throw captured_error(error_type_, error_what_);
+        if constexpr (std::is_void_v<reply_type<M>>)
+            this->result().get();  // rethrows the behaviour's exception
+        else
+            put(w, this->result().get());
+    }
+    void recycle() noexcept override { delete this; }
+    std::string_view message_name() const noexcept override { return message_traits<M>::name; }
+    // Set on the worker thread, in the behaviour's catch, before the future
+    // is fulfilled (the engine reads them after; it never touches the
+    // exception object, whose reference count TSan cannot see).
+    bool failed_ = false;
+    std::string error_type_, error_what_;
+    static void* operator new(std::size_t) { return pool<sizeof(inbound_request)>().take(); }
+    static void operator delete(void* p) noexcept { pool<sizeof(inbound_request)>().give(p); }
+};
+
+/// The dynamic type name and what() of the exception being handled.
+void describe_current_exception(std::string& type, std::string& what);
+/// Rethrown by encode_value for a captured behaviour exception.
+struct captured_error {
+    std::string type, what;
+};
+
+template <class M>
+void decode_all(M& m, byte_reader& r) {
+    codec<M>::decode(m, r);
+    if (r.left() != 0)
+        throw truncated_payload("payload has " + std::to_string(r.left()) + " byte(s) more than its type reads");
+}
+
+/// The trampoline of a request received from another rank: runs the
+/// behaviour like troupe::detail::dispatch does for requests, but records an
+/// escaping exception's type and what() on the worker thread before failing
+/// the future with it.
+template <class A, class M>
+allocation request_dispatch(troupe::actor& target, troupe::message& m) {
+    A& self = static_cast<A&>(target);
+    auto& q = static_cast<inbound_request<M>&>(static_cast<M&>(m));
+    try {
+        if constexpr (troupe::detail::member_receiver<A, M>)
+            return self.receive(static_cast<M&>(q));
+        else
+            return receive(self, static_cast<M&>(q));
+    } catch (...) {
+        if (!q.result().available()) {
+            describe_current_exception(q.error_type_, q.error_what_);
+            q.failed_ = true;
+            q.reply_exception(std::current_exception());
+        }
+        return Nodelete;
+    }
+}
+
+/// Runs on the receiving rank's engine thread: builds the message from the
+/// payload and sends it to the actor through the executor's external path.
+template <class A, class M>
+void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
+    A& a = static_cast<A&>(target);
+    if constexpr (is_request<M>) {
+        static_assert(std::is_default_constructible_v<M>,
+                      "troupe::remote: a request received from another rank is default-constructed, then "
+                      "decoded; give it a default constructor");
+        static_assert(poolable<M>, "troupe::remote: remote requests must not be final or over-aligned");
+        auto* q = new inbound_request<M>(*d.eng, d.from, d.token);
+        try {
+            decode_all(static_cast<M&>(*q), payload);
+        } catch (...) {
+            mark_sent(static_cast<M&>(*q));
+            q->recycle();
+            throw;
+        }
+        watch(*d.eng, *q);
+        troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>, troupe::detail::names_of<A, M>);
+    } else {
+        static_assert(std::is_default_constructible_v<M>,
+                      "troupe::remote: a message received from another rank is default-constructed, then "
+                      "decoded; give it a default constructor");
+        M* m;
+        if constexpr (poolable<M>)
+            m = new inbound<M>();
+        else
+            m = new M();
+        try {
+            decode_all(*m, payload);
+        } catch (...) {
+            mark_sent(*m);
+            delete m;
+            throw;
+        }
+        m->set_allocation(Delete);  // back to the pool after the receive
+        a | *m;
+    }
+}
+
+/// Instantiating this (by a remote send of M to A anywhere in the program)
+/// registers deliver<A, M> under the two type names at startup.
+template <class A, class M>
+struct pair_entry {
+    static inline const bool registered =
+        register_pair(troupe::detail::type_name<A>(), message_traits<M>::name, &deliver<A, M>);
+};
+
+/// On the asker's rank: fulfils request M from its reply frame.
+template <class M>
+void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
+    using R = reply_type<M>;
+    if (k == frame_kind::reply_value) {
+        if constexpr (std::is_void_v<R>) {
+            if (r.left() != 0) throw truncated_payload("void reply carries a payload");
+            q.reply();
+        } else {
+            static_assert(std::is_default_constructible_v<R>,
+                          "troupe::remote: a remote reply type must be default-constructible");
+            R v{};
+            get(r, v);
+            if (r.left() != 0) throw truncated_payload("reply payload longer than its type");
+            q.reply(std::move(v));
+        }
+    } else {
+        std::string type, what;
+        get(r, type);
+        get(r, what);
+        if (type == "troupe::remote::network_error")
+            q.reply_exception(std::make_exception_ptr(network_error(from, std::string{message_traits<M>::name}, what)));
+        else
+            q.reply_exception(std::make_exception_ptr(remote_exception(from, std::move(type), std::move(what))));
+    }
+}
+
+/// On the asker's rank: fulfils request M from its reply frame. A reply
+/// that does not decode fails the request with network_error (and is
+/// reported by the engine).
+template <class M>
+void complete(troupe::detail::request_tag& tag, frame_kind k, byte_reader& r, int from) {
+    M& q = static_cast<M&>(tag);
+    try {
+        complete_reply(q, k, r, from);
+    } catch (const truncated_payload& e) {
+        q.reply_exception(std::make_exception_ptr(network_error(
+            from, std::string{message_traits<M>::name},
+            "troupe::remote: the reply to \"" + std::string{message_traits<M>::name} + "\" from rank " +
+                std::to_string(from) + " is malformed: " + e.what())));
+        throw;
+    }
+}
+
+
+template <class A, class M>
+constexpr void check_send() {
+    static_assert(std::is_base_of_v<troupe::message, M>, "troupe::remote: only troupe::message types can be sent");
+    static_assert(troupe::detail::can_receive<A, M>,
+                  "troupe: this actor type has no `allocation receive(M&)` for this message type "
+                  "(see the 'with A = ...; M = ...' line of this error for the two types)");
+    static_assert(registered_message<M>,
+                  "troupe::remote: this message type is not registered for remote sends; add "
+                  "TROUPE_REMOTE_MESSAGE(type, \"stable.name\", &type::member...) at global scope");
+}
+
+template <class A>
+engine& engine_of(const remote_ref<A>& r);
+
+}  // namespace detail
+
+/// A copyable, typed handle to an actor published on some rank.
+template <class A>
+class remote_ref {
+public:
+    /// An invalid reference (sending through it throws std::logic_error).
+    remote_ref() noexcept = default;
+
+    /// The rank the actor lives on.
+    int rank() const noexcept { return rank_; }
+    /// The actor's id on that rank.
+    std::uint64_t id() const noexcept { return id_; }
+    /// Whether this refers to an actor (it came from a lookup).
+    bool valid() const noexcept { return eng_ != nullptr; }
+
+    /// Value-send form: encodes `m` now and queues it for the actor. Never
+    /// blocks on the network. Throws std::bad_alloc, what the message's
+    /// encoder throws, or std::logic_error for an invalid reference; strong
+    /// guarantee (nothing is queued if it throws).
+    template <class M>
+    const remote_ref& send(const M& m) const {
+        detail::check_send<A, M>();
+        tell(m);
+        return *this;
+    }
+
+    /// Sends request `q` and returns its future (q.result()): get() parks
+    /// until the remote behaviour replies, or throws remote_exception if it
+    /// threw. Usable in waituntil. `q` must stay alive (and not be reset)
+    /// until the reply has arrived. Throws like send (strong guarantee).
+    template <class M>
+        requires std::is_base_of_v<troupe::detail::request_tag, M>
+    auto& ask(M& q) const {
+        detail::check_send<A, M>();
+        (void)detail::pair_entry<A, M>::registered;
+        detail::mark_sent(q);  // see tell()
+        detail::engine& e = engine();
+        const std::uint64_t id = detail::register_ask(e, q, &detail::complete<M>);
+        try {
+            detail::byte_buffer& b = detail::scratch();
+            detail::begin_frame(b, detail::frame_kind::ask, message_traits<M>::name,
+                                detail::name_key(message_traits<M>::name), id_, id);
+            byte_writer w{b};
+            codec<M>::encode(q, w);
+            detail::end_frame(b);
+            detail::ship(e, rank_, b);
+        } catch (...) {
+            detail::cancel_ask(e, id);
+            throw;
+        }
+        return q.result();
+    }
+
+    friend bool operator==(const remote_ref& a, const remote_ref& b) noexcept {
+        return a.eng_ == b.eng_ && a.rank_ == b.rank_ && a.id_ == b.id_;
+    }
+
+    /// For the library: a reference to actor `id` on `rank`.
+    remote_ref(detail::engine& e, int rank, std::uint64_t id) noexcept : eng_(&e), rank_(rank), id_(id) {}
+
+private:
+    template <class M>
+    void tell(const M& m) const {
+        (void)detail::pair_entry<A, M>::registered;
+        // Handed to a send: it counts as sent even if the send throws (the
+        // exception tells the caller; checked builds report only messages
+        // never handed to any send).
+        detail::mark_sent(const_cast<M&>(m));
+        detail::engine& e = engine();
+        detail::byte_buffer& b = detail::scratch();
+        detail::begin_frame(b, detail::frame_kind::tell, message_traits<M>::name,
+                            detail::name_key(message_traits<M>::name), id_, 0);
+        byte_writer w{b};
+        codec<M>::encode(m, w);
+        detail::end_frame(b);
+        detail::ship(e, rank_, b);
+    }
+    detail::engine& engine() const {
+        if (!eng_) throw std::logic_error("troupe::remote: send through an invalid remote_ref (not from a lookup)");
+        return *eng_;
+    }
+
+    template <class A2, class M>
+        requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
+    friend const remote_ref<A2>& operator|(const remote_ref<A2>& r, M&& m);
+
+    detail::engine* eng_ = nullptr;
+    int rank_ = -1;
+    std::uint64_t id_ = 0;
+};
+
+/// Sends `m` to the remote actor (see remote_ref::send) and returns the
+/// reference, so sends cascade: `ref | a | b`. The message is copied (encoded)
+/// at once and stays the sender's: its allocation action is not applied
+/// (a behaviour may forward the message it is receiving; a message from
+/// `new` is the sender's to delete). Temporaries are fine. Throws like
+/// send; strong guarantee.
+template <class A, class M>
+    requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
+const remote_ref<A>& operator|(const remote_ref<A>& r, M&& m) {
+    using T = std::remove_cvref_t<M>;
+    detail::check_send<A, T>();
+    static_assert(!detail::is_request<T>,
+                  "troupe::remote: send requests with ref.ask(q), which returns the reply's future");
+    r.tell(static_cast<const T&>(m));
+    return r;
+}
+
+/// For programs whose ranks run different binaries (MPMD): makes this
+/// binary able to deliver messages Ms... to actors of type A it publishes.
+template <class A, class... Ms>
+void accept() noexcept {
+    (detail::check_send<A, Ms>(), ...);
+    ((void)detail::pair_entry<A, Ms>::registered, ...);
+}
+
+}  // namespace troupe::remote

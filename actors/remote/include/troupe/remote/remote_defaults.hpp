@@ -1,0 +1,30 @@
+#pragma once
+/// Tunables of troupe-remote's progress engine, in one place.
+#include <chrono>
+#include <cstddef>
+
+namespace troupe::defaults::remote {
+
+using namespace std::chrono_literals;
+
+/// How long the engine keeps polling (MPI and its outboxes) after its last piece of work before it sleeps: keeps
+/// request/reply latency low under traffic without burning a core when idle.
+inline constexpr std::chrono::nanoseconds idle_spin = 200us;
+/// Then the first sleep between network polls of an idle engine ...
+inline constexpr std::chrono::nanoseconds first_poll = 50us;
+/// ... kept for this long after the last piece of work (traffic in a lull:
+/// a reply from another rank is likely to come) ...
+inline constexpr std::chrono::nanoseconds warm_period = 20ms;
+/// ... then doubling after each empty poll up to this (an idle rank then costs
+/// one MPI_Improbe per interval: far below 1% of a core).
+inline constexpr std::chrono::nanoseconds max_poll = 8ms;
+/// Batches in flight (MPI_Isend not yet complete) before the engine lets
+/// outboxes grow instead of posting more sends.
+inline constexpr std::size_t max_in_flight = 64;
+/// Incoming batches received per pass before the engine turns to sending.
+inline constexpr int receives_per_pass = 64;
+/// Back-off of threads waiting in a collective (stop, barrier).
+inline constexpr std::chrono::nanoseconds collective_first_poll = 20us;
+inline constexpr std::chrono::nanoseconds collective_max_poll = 2ms;
+
+}  // namespace troupe::defaults::remote

@@ -1,0 +1,172 @@
+#pragma once
+/// The world: this process's place in an MPI job, and its progress engine.
+///
+///     int main(int argc, char** argv) {
+///         troupe::remote::world w{argc, argv};         // MPI_Init_thread (or adopt)
+///         troupe::actor_system sys{2};
+///         account mine;
+///         w.publish("account." + std::to_string(w.rank()), mine);
+///         w.barrier();                                  // every rank has published
+///         auto peer = w.lookup<account>((w.rank() + 1) % w.size(),
+///                                       "account." + std::to_string((w.rank() + 1) % w.size()));
+///         peer | deposit{...};
+///         ...
+///         w.stop(sys);                                  // collective: every rank's actors
+///     }                                                 // finished, nothing in flight
+///
+/// One world per process. It initialises MPI with MPI_THREAD_MULTIPLE (or
+/// adopts an MPI the program initialised itself, which must provide that
+/// level), works on its own duplicates of MPI_COMM_WORLD (the program's own
+/// MPI traffic cannot collide with it), and runs one progress-engine thread.
+/// The engine moves frames between ranks with non-blocking MPI and delivers
+/// incoming messages to actors through the executor's external send path;
+/// when there is nothing to do it parks (woken by local sends and replies)
+/// and polls the network at an exponentially growing interval (50 µs up to
+/// 8 ms, see remote_defaults.hpp), so an idle rank uses under 1% of a
+/// core (measured by bench/remote/idle.cpp); the first message after a long
+/// idle spell may wait for the next poll. Destroying the world stops the
+/// engine and, if the world initialised MPI, finalises it (after a barrier:
+/// destruction is collective).
+///
+/// Failure: a rank that dies takes the whole job down (MPI's default error
+/// handler aborts every rank); see docs/remote.md for fault tolerance.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "troupe/actor_system.hpp"
+#include "troupe/future.hpp"
+#include "troupe/remote/errors.hpp"
+#include "troupe/remote/ref.hpp"
+
+namespace troupe::remote {
+
+/// Settings of a world.
+struct world_options {
+    /// Called on the engine thread with bad input from the network (an
+    /// unknown message name, a truncated or malformed frame) or a message
+    /// for a finished actor; the frame is dropped. Default: print the error
+    /// and MPI_Abort the job (bad input means the ranks disagree about the
+    /// program). Must not block.
+    std::function<void(const network_error&)> on_error;
+};
+
+/// The outcome of world::stop_for on this rank.
+struct remote_stop_report {
+    /// Every rank's actors finished and no message was in flight.
+    bool finished = true;
+    /// This rank's local report (survivors) when it gave up.
+    stop_report local;
+    /// Messages sent and not yet received, summed over the ranks, when it
+    /// gave up.
+    std::uint64_t in_flight = 0;
+    /// "rank 1: 2 actors still alive: ..." (empty when finished).
+    std::string to_string() const;
+};
+
+class world {
+public:
+    /// Initialises MPI (MPI_Init_thread, MPI_THREAD_MULTIPLE) unless the
+    /// program already did (then adopts it) and starts the progress engine.
+    /// Throws remote_error if MPI cannot provide MPI_THREAD_MULTIPLE or a
+    /// world already exists in this process. Collective.
+    world(int& argc, char**& argv, world_options options = {});
+    /// As above, without command-line arguments.
+    explicit world(world_options options = {});
+    world(const world&) = delete;
+    world& operator=(const world&) = delete;
+    /// Stops the engine (after its queued frames are sent), waits for every
+    /// rank (barrier) and finalises MPI if this world initialised it.
+    /// Collective: every rank destroys its world.
+    ~world();
+
+    /// This process's rank in MPI_COMM_WORLD.
+    int rank() const noexcept;
+    /// The number of ranks.
+    int size() const noexcept;
+
+    /// Makes `a` reachable from every rank under `name` (unique per rank).
+    /// The actor must stay alive while other ranks may send to it. Throws
+    /// std::invalid_argument if the name is taken on this rank.
+    template <class A>
+        requires std::derived_from<A, actor>
+    void publish(std::string_view name, A& a) {
+        detail::publish(engine(), name, a, troupe::detail::type_name<A>());
+    }
+
+    /// Asks `rank` for the actor published there under `name` and returns a
+    /// reference once the answer arrives. The future throws lookup_error if
+    /// nothing is published under that name (naming the rank, the name and
+    /// what is published there) or an actor of another type is (naming both
+    /// types). Throws std::out_of_range for a bad rank. Never blocks.
+    template <class A>
+        requires std::derived_from<A, actor>
+    std::shared_ptr<future<remote_ref<A>>> lookup_async(int rank, std::string_view name) {
+        auto f = std::make_shared<future<remote_ref<A>>>();
+        std::string wanted{troupe::detail::type_name<A>()};
+        std::string n{name};
+        detail::engine& e = engine();
+        detail::lookup(e, rank, name, [f, wanted, n, rank, &e](const detail::lookup_answer& a) {
+            if (!a.found)
+                f->fulfil_exception(std::make_exception_ptr(lookup_error(not_found_text(rank, n, wanted, a))));
+            else if (a.type != wanted)
+                f->fulfil_exception(std::make_exception_ptr(lookup_error(
+                    "troupe::remote: lookup<" + wanted + ">(" + std::to_string(rank) + ", \"" + n + "\"): rank " +
+                    std::to_string(rank) + " publishes \"" + n + "\" as an actor of type " + a.type +
+                    ", not the requested type " + wanted)));
+            else
+                f->fulfil(remote_ref<A>(e, rank, a.id));
+        });
+        return f;
+    }
+    /// lookup_async(rank, name)->get(): parks the caller (any context) until
+    /// the answer arrives; throws lookup_error as described there.
+    template <class A>
+        requires std::derived_from<A, actor>
+    remote_ref<A> lookup(int rank, std::string_view name) {
+        return lookup_async<A>(rank, name)->get();
+    }
+
+    /// Waits until every rank has called barrier (collective). Sleeps while
+    /// waiting (MPI_Ibarrier polled with back-off), so it does not spin.
+    void barrier();
+
+    /// Collective: waits until every rank's actors of `sys` have finished
+    /// and no remote message is in flight anywhere (repeated global sums of
+    /// sent and received messages until two consecutive rounds agree and
+    /// balance), then stops `sys`. Sleeps while waiting. Blocks forever on a
+    /// forgotten poison pill, like actor_system::stop; use stop_for to bound
+    /// it.
+    void stop(actor_system& sys);
+    /// stop(default_actor_system()).
+    void stop();
+    /// As stop, but gives up once `limit` has passed on rank 0: then every
+    /// rank stops its system with actor_system::stop_for(0) and prints (and
+    /// returns) its survivors, prefixed with its rank.
+    remote_stop_report stop_for(actor_system& sys, std::chrono::nanoseconds limit);
+
+    /// Messages this rank's engine has sent / received so far (frames of
+    /// every kind; for tests and statistics).
+    std::uint64_t frames_sent() const noexcept;
+    std::uint64_t frames_received() const noexcept;
+
+    /// Test hook: sends `bytes` to `rank` as one raw batch, bypassing the
+    /// encoder (tests inject malformed frames with it).
+    void inject_raw_for_test(int rank, const void* bytes, std::size_t n);
+
+    detail::engine& engine() noexcept { return *engine_; }
+
+private:
+    static std::string not_found_text(int rank, const std::string& name, const std::string& wanted,
+                                      const detail::lookup_answer& a);
+    void start(int* argc, char*** argv, world_options options);
+
+    std::unique_ptr<detail::engine> engine_;
+    bool owns_mpi_ = false;
+    int rank_ = 0, size_ = 1;
+};
+
+}  // namespace troupe::remote

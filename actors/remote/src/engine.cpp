@@ -1,0 +1,677 @@
+// The progress engine: one thread per rank that moves batches of frames
+// between ranks with non-blocking MPI and sleeps when there is nothing to do.
+#include "engine.hpp"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <stdexcept>
+
+#include "troupe/detail/futex.hpp"
+#include "troupe/detail/timer.hpp"
+#include "troupe/thread.hpp"
+#include "troupe/remote/remote_defaults.hpp"
+
+namespace troupe::remote::detail {
+
+namespace cfg = troupe::defaults::remote;
+
+// ---------------------------------------------------------------- frames
+
+byte_buffer& scratch() noexcept {
+    thread_local byte_buffer b;
+    return b;
+}
+
+void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key, std::uint64_t target,
+                 std::uint64_t token) {
+    b.clear();
+    frame_header h{};
+    h.kind = static_cast<std::uint16_t>(k);
+    h.name_len = static_cast<std::uint16_t>(name.size());
+    h.magic = frame_magic;
+    h.target = target;
+    h.token = token;
+    h.type_key = key;
+    b.append(&h, sizeof h);
+    b.append(name.data(), name.size());
+}
+
+void end_frame(byte_buffer& b) {
+    frame_header h;
+    std::memcpy(&h, b.data(), sizeof h);
+    h.payload_len = static_cast<std::uint32_t>(b.size() - sizeof h - h.name_len);
+    const std::uint32_t total = align8(b.size());
+    if (total > b.size()) b.grow(total - b.size());
+    h.size = total;
+    std::memcpy(b.data(), &h, sizeof h);
+}
+
+void ship(engine& e, int rank, const byte_buffer& b) { e.ship(rank, b); }
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn) {
+    return e.register_ask(q, fn);
+}
+void cancel_ask(engine& e, std::uint64_t id) noexcept { e.cancel_ask(id); }
+void watch(engine& e, pending_reply& p) { e.watch(p); }
+void publish(engine& e, std::string_view name, troupe::actor& a, std::string_view type) { e.publish(name, a, type); }
+void lookup(engine& e, int rank, std::string_view name, std::function<void(const lookup_answer&)> done) {
+    e.lookup(rank, name, std::move(done));
+}
+int engine_rank(const engine& e) noexcept { return e.rank; }
+
+
+pending_reply::pending_reply(engine& e, int from_rank, std::uint64_t ask_token) noexcept
+    : node(e.waiter(), status, e.park_counter()), from(from_rank), token(ask_token) {}
+
+namespace {
+
+std::string demangle(const char* mangled) {
+    int st = 0;
+    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &st);
+    std::string s = (st == 0 && d) ? d : mangled;
+    std::free(d);
+    return s;
+}
+
+// The type name and what() of the exception being handled.
+std::pair<std::string, std::string> describe_current() {
+    std::pair<std::string, std::string> r;
+    try {
+        throw;
+    } catch (const captured_error& c) {  // recorded on the worker thread
+        r = {c.type, c.what};
+    } catch (...) {
+        describe_current_exception(r.first, r.second);
+    }
+    return r;
+}
+
+std::string quoted(std::string_view s) { return "\"" + std::string{s} + "\""; }
+
+}  // namespace
+
+void describe_current_exception(std::string& type, std::string& what) {
+    type = "unknown exception";
+    if (const std::type_info* t = abi::__cxa_current_exception_type()) type = demangle(t->name());
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+        what = "(not a std::exception)";
+    }
+}
+
+
+// ---------------------------------------------------------------- engine
+
+engine::engine(int r, int n, world_options options)
+    : rank(r), size(n), options_(std::move(options)), out_(new outbox[static_cast<std::size_t>(n)]) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &collective);
+    std::promise<void> started;
+    thread_ = std::thread([this, &started] {
+        ctx_ = &this_context();
+        started.set_value();
+        run();
+    });
+    started.get_future().wait();
+}
+
+engine::~engine() {
+    quit_.store(true, std::memory_order_seq_cst);
+    // Unconditional wake: the engine either sees quit_ before parking
+    // (work_queued) or is parked and this increment brings the counter to 0.
+    if (counter_.fetch_add(1, std::memory_order_seq_cst) + 1 == 0) unpark(*ctx_);
+    thread_.join();
+    while (replies_) {  // requests never replied to: nobody waits here any more
+        pending_reply* p = replies_;
+        replies_ = p->next;
+        p->reply_future().unregister_select(p->node);
+        p->recycle();
+    }
+    MPI_Comm_free(&comm);
+    MPI_Comm_free(&collective);
+}
+
+void engine::ship(int to, const byte_buffer& frame) {
+    if (to < 0 || to >= size)
+        throw std::out_of_range("troupe::remote: rank " + std::to_string(to) + " does not exist (the job has " +
+                                std::to_string(size) + " ranks)");
+    outbox& o = out_[static_cast<std::size_t>(to)];
+    o.lock.lock();
+    try {
+        o.buf.append(frame.data(), frame.size());
+    } catch (...) {
+        o.lock.unlock();
+        throw;
+    }
+    ++o.frames;
+    o.bytes.store(o.buf.size(), std::memory_order_seq_cst);
+    o.lock.unlock();
+    wake();
+}
+
+void engine::wake() noexcept {
+    // Dekker with idle_sleep: we appended under the outbox lock, then read
+    // the counter; the engine decrements the counter, then checks the
+    // outboxes under their locks. Either it sees our frame, or its check
+    // (and so its decrement) came first and we see a negative count here.
+    if (counter_.load(std::memory_order_seq_cst) < 0 &&
+        counter_.fetch_add(1, std::memory_order_seq_cst) + 1 == 0)
+        unpark(*ctx_);  // we brought it back to zero: the one unpark owed
+}
+
+std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn) {
+    asks_lock_.lock();
+    std::uint32_t idx;
+    if (free_ask_ != 0) {
+        idx = free_ask_ - 1;
+        free_ask_ = asks_[idx].next_free;
+    } else {
+        try {
+            asks_.emplace_back();
+        } catch (...) {
+            asks_lock_.unlock();
+            throw;
+        }
+        idx = static_cast<std::uint32_t>(asks_.size() - 1);
+    }
+    ask_slot& s = asks_[idx];
+    s.q = &q;
+    s.fn = fn;
+    ++s.generation;
+    const std::uint64_t id = (std::uint64_t{s.generation} << 32) | (idx + 1);
+    asks_lock_.unlock();
+    return id;
+}
+
+void engine::cancel_ask(std::uint64_t id) noexcept {
+    const std::uint32_t idx = static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
+    asks_lock_.lock();
+    if (idx < asks_.size() && asks_[idx].generation == (id >> 32) && asks_[idx].q) {
+        asks_[idx].q = nullptr;
+        asks_[idx].next_free = free_ask_;
+        free_ask_ = idx + 1;
+    }
+    asks_lock_.unlock();
+}
+
+void engine::publish(std::string_view name, troupe::actor& a, std::string_view type) {
+    std::lock_guard g{names_mutex_};
+    std::string n{name};
+    if (by_name_.count(n))
+        throw std::invalid_argument("troupe::remote: rank " + std::to_string(rank) + " already publishes an actor as " +
+                                    quoted(name));
+    by_id_.push_back(published{&a, n, std::string{type}, name_key(type)});
+    by_name_.emplace(std::move(n), by_id_.size());
+}
+
+void engine::lookup(int to, std::string_view name, std::function<void(const lookup_answer&)> done) {
+    std::uint64_t id;
+    {
+        std::lock_guard g{lookups_mutex_};
+        id = next_lookup_++;
+        lookups_.emplace(id, std::move(done));
+    }
+    try {
+        byte_buffer& b = scratch();
+        begin_frame(b, frame_kind::lookup, "", 0, 0, id);
+        byte_writer w{b};
+        put(w, std::string{name});
+        end_frame(b);
+        ship(to, b);
+    } catch (...) {
+        std::lock_guard g{lookups_mutex_};
+        lookups_.erase(id);
+        throw;
+    }
+}
+
+void engine::report(int from, std::string type, const std::string& what) {
+    network_error e{from, std::move(type), what};
+    if (options_.on_error) {
+        try {
+            options_.on_error(e);
+        } catch (...) {
+        }
+        return;
+    }
+    std::fprintf(stderr, "%s\n(troupe::remote: aborting the job: bad input from the network)\n", e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+void engine::send_raw(int to, const void* bytes, std::size_t n) {
+    std::lock_guard g{raw_lock_};
+    batches_sent.fetch_add(1, std::memory_order_seq_cst);
+    MPI_Send(bytes, static_cast<int>(n), MPI_BYTE, to, data_tag, comm);
+}
+
+bool engine::busy_sending() noexcept {
+    for (int r = 0; r < size; ++r)
+        if (out_[static_cast<std::size_t>(r)].bytes.load(std::memory_order_seq_cst) != 0) return true;
+    return flying_count_.load(std::memory_order_seq_cst) != 0;
+}
+
+void engine::drain_sends() {
+    auto poll = cfg::collective_first_poll;
+    while (busy_sending()) {
+        troupe::this_thread::sleep_for(poll);
+        poll = std::min(poll * 2, cfg::collective_max_poll);
+    }
+}
+
+void engine::watch(pending_reply& p) {
+    p.next = replies_;
+    replies_ = &p;
+    pending_replies.fetch_add(1, std::memory_order_seq_cst);
+    // Returns true only if already fulfilled (the status is then `sat` and
+    // the next scan ships the reply).
+    (void)p.reply_future().register_select(p.node);
+}
+
+// ---------------------------------------------------------------- the thread
+
+void engine::run() noexcept {
+    using clock = std::chrono::steady_clock;
+    auto last_work = clock::now();
+    std::chrono::nanoseconds poll = cfg::first_poll;
+    for (;;) {
+        if (progress()) {
+            last_work = clock::now();
+            poll = cfg::first_poll;
+            continue;
+        }
+        if (quit_.load(std::memory_order_acquire) && !busy_sending()) return;
+        if (clock::now() - last_work < cfg::idle_spin) {
+            // Keep polling for a while after the last piece of work (a reply
+            // is often on its way). (Yielding here instead was tried: on a
+            // loaded host a yielding thread waits a whole scheduling round,
+            // which cost milliseconds per hop.)
+            troupe::detail::cpu_relax();
+            continue;
+        }
+        if (idle_sleep(poll)) {
+            last_work = clock::now();
+            poll = cfg::first_poll;
+        } else if (clock::now() - last_work >= cfg::warm_period) {
+            poll = std::min(poll * 2, cfg::max_poll);  // idle for a while: back off
+        }
+    }
+}
+
+bool engine::progress() {
+    bool did = receive();
+    if (replies_) did |= scan_replies();
+    did |= flush_outboxes();
+    if (!flying_.empty()) did |= complete_sends();
+    return did;
+}
+
+bool engine::work_queued() noexcept {
+    if (quit_.load(std::memory_order_seq_cst)) return true;
+    for (int r = 0; r < size; ++r) {
+        outbox& o = out_[static_cast<std::size_t>(r)];
+        o.lock.lock();
+        const bool some = !o.buf.empty();
+        o.lock.unlock();
+        if (some) return true;
+    }
+    return false;
+}
+
+bool engine::idle_sleep(std::chrono::nanoseconds d) {
+    // Banked wakes (a positive count) only say "look again"; we are awake
+    // and look again below, so dropping them loses nothing.
+    int c = counter_.load(std::memory_order_relaxed);
+    while (c > 0 && !counter_.compare_exchange_weak(c, 0, std::memory_order_acq_rel)) {
+    }
+    if (progress()) return true;
+    troupe::detail::timer_node t;
+    t.deadline = troupe::detail::timer_node::clock::now() + d;
+    t.arg = this;
+    t.fire = [](troupe::detail::timer_node& n) noexcept {
+        auto* self = static_cast<engine*>(n.arg);
+        if (self->counter_.fetch_add(1, std::memory_order_seq_cst) + 1 == 0) unpark(*self->ctx_);
+    };
+    troupe::detail::timer_arm(t);
+    if (counter_.fetch_sub(1, std::memory_order_seq_cst) - 1 < 0) {
+        // Announced: a waker that comes now unparks us. Recheck the outboxes
+        // under their locks (the other half of wake()'s Dekker pair).
+        if (work_queued()) {
+            // Withdraw; if a waker brought the count to zero first, its
+            // unpark is on the way: consume it.
+            if (counter_.fetch_add(1, std::memory_order_seq_cst) + 1 != 0) park();
+        } else {
+            park();  // exactly one unpark: whoever brings the count to zero
+        }
+    }
+    troupe::detail::timer_cancel(t);  // after this the callback cannot run
+    return false;
+}
+
+byte_buffer engine::take_spare() {
+    if (spares_.empty()) return byte_buffer{};
+    byte_buffer b = std::move(spares_.back());
+    spares_.pop_back();
+    return b;
+}
+
+bool engine::receive() {
+    for (int i = 0; i < cfg::receives_per_pass; ++i) {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        MPI_Improbe(MPI_ANY_SOURCE, data_tag, comm, &flag, &msg, &st);
+        if (!flag) return i > 0;
+        int n = 0;
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        rbuf_.resize_uninitialised(static_cast<std::size_t>(n));
+        MPI_Mrecv(rbuf_.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        parse(rbuf_.data(), static_cast<std::size_t>(n), st.MPI_SOURCE);
+        // After the deliveries: until then the batch counts as in flight.
+        batches_received.fetch_add(1, std::memory_order_seq_cst);
+    }
+    return true;
+}
+
+bool engine::flush_outboxes() {
+    bool did = false;
+    for (int r = 0; r < size; ++r) {
+        outbox& o = out_[static_cast<std::size_t>(r)];
+        if (o.bytes.load(std::memory_order_relaxed) == 0) continue;  // a hint; see outbox
+        if (r != rank && flying_.size() >= cfg::max_in_flight) continue;
+        byte_buffer b = take_spare();
+        std::uint64_t frames;
+        o.lock.lock();
+        o.buf.swap(b);
+        frames = o.frames;
+        o.frames = 0;
+        // Counted as sent before the outbox reads empty: a termination
+        // round that sees the empty outbox also sees the count.
+        batches_sent.fetch_add(1, std::memory_order_seq_cst);
+        o.bytes.store(0, std::memory_order_seq_cst);
+        o.lock.unlock();
+        frames_sent.fetch_add(frames, std::memory_order_relaxed);
+        did = true;
+        if (r == rank) {  // loop back without MPI
+            parse(b.data(), b.size(), rank);
+            batches_received.fetch_add(1, std::memory_order_seq_cst);
+            b.clear();
+            spares_.push_back(std::move(b));
+        } else {
+            flying_.push_back(in_flight{MPI_REQUEST_NULL, std::move(b)});
+            flying_count_.store(flying_.size(), std::memory_order_seq_cst);
+            in_flight& f = flying_.back();
+            MPI_Isend(f.buf.data(), static_cast<int>(f.buf.size()), MPI_BYTE, r, data_tag, comm, &f.req);
+        }
+    }
+    return did;
+}
+
+bool engine::complete_sends() {
+    bool did = false;
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < flying_.size(); ++i) {
+        int done = 0;
+        MPI_Test(&flying_[i].req, &done, MPI_STATUS_IGNORE);
+        if (done) {
+            flying_[i].buf.clear();
+            spares_.push_back(std::move(flying_[i].buf));
+            did = true;
+        } else {
+            if (keep != i) flying_[keep] = std::move(flying_[i]);
+            ++keep;
+        }
+    }
+    flying_.resize(keep);
+    flying_count_.store(keep, std::memory_order_seq_cst);
+    return did;
+}
+
+bool engine::scan_replies() {
+    bool did = false;
+    pending_reply** pp = &replies_;
+    while (pending_reply* p = *pp) {
+        // `sat`: the future's fulfil claimed our node (try_claim), so the
+        // value or exception is stored.
+        if (p->status.load(std::memory_order_acquire) != std::uintptr_t(select_status::sat)) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        // Takes the future's lock: the fulfiller's commit (its last touch of
+        // the node while we are awake) is over when this returns.
+        p->reply_future().unregister_select(p->node);
+        byte_buffer& b = scratch();
+        try {
+            begin_frame(b, frame_kind::reply_value, p->message_name(), name_key(p->message_name()), p->token, 0);
+            byte_writer w{b};
+            p->encode_value(w);
+            end_frame(b);
+        } catch (...) {
+            auto [type, what] = describe_current();
+            begin_frame(b, frame_kind::reply_error, p->message_name(), name_key(p->message_name()), p->token, 0);
+            byte_writer w{b};
+            put(w, type);
+            put(w, what);
+            end_frame(b);
+        }
+        try {
+            ship(p->from, b);
+        } catch (...) {
+            auto [type, what] = describe_current();
+            report(p->from, std::string{p->message_name()}, "troupe::remote: could not send the reply: " + what);
+        }
+        // After the reply is in the outbox: a termination round sees one.
+        pending_replies.fetch_sub(1, std::memory_order_seq_cst);
+        p->recycle();
+        did = true;
+    }
+    return did;
+}
+
+// ---------------------------------------------------------------- parsing
+
+void engine::parse(const char* p, std::size_t n, int from) {
+    while (n > 0) {
+        frame_header h;
+        if (n < sizeof h) {
+            report(from, "", "troupe::remote: rank " + std::to_string(rank) + " received a truncated frame header (" +
+                                 std::to_string(n) + " bytes) from rank " + std::to_string(from));
+            return;
+        }
+        std::memcpy(&h, p, sizeof h);
+        if (h.magic != frame_magic || h.size < sizeof h || h.size > n || h.size % 8 != 0 ||
+            std::size_t{sizeof h} + h.name_len + h.payload_len > h.size) {
+            std::string name;
+            if (h.magic == frame_magic && sizeof h + h.name_len <= n) name.assign(p + sizeof h, h.name_len);
+            report(from, name,
+                   "troupe::remote: rank " + std::to_string(rank) + " received a malformed frame from rank " +
+                       std::to_string(from) + (name.empty() ? std::string{} : " (message " + quoted(name) + ")") +
+                       ": " +
+                       (h.magic != frame_magic ? std::string{"bad magic number"}
+                                               : "its sizes (frame " + std::to_string(h.size) + ", payload " +
+                                                     std::to_string(h.payload_len) + ") exceed the " +
+                                                     std::to_string(n) + " bytes received") +
+                       "; the rest of the batch is dropped");
+            return;
+        }
+        std::string_view name{p + sizeof h, h.name_len};
+        byte_reader payload{p + sizeof h + h.name_len, h.payload_len};
+        frames_received.fetch_add(1, std::memory_order_relaxed);
+        handle(h, name, payload, from);
+        p += h.size;
+        n -= h.size;
+    }
+}
+
+void engine::handle(const frame_header& h, std::string_view name, byte_reader& payload, int from) {
+    switch (static_cast<frame_kind>(h.kind)) {
+    case frame_kind::tell:
+    case frame_kind::ask: handle_message(h, name, payload, from); return;
+    case frame_kind::reply_value:
+    case frame_kind::reply_error: handle_reply(h, name, payload, from); return;
+    case frame_kind::lookup: handle_lookup(h, payload, from); return;
+    case frame_kind::lookup_reply: handle_lookup_reply(h, payload, from); return;
+    }
+    report(from, std::string{name},
+           "troupe::remote: rank " + std::to_string(rank) + " received a frame of unknown kind " +
+               std::to_string(h.kind) + " from rank " + std::to_string(from));
+}
+
+const engine::published* engine::find_published(std::uint64_t id) {
+    if (id == 0) return nullptr;
+    if (id > id_cache_.size()) {
+        std::lock_guard g{names_mutex_};
+        id_cache_ = by_id_;  // entries never change once published
+    }
+    return id <= id_cache_.size() ? &id_cache_[id - 1] : nullptr;
+}
+
+void engine::handle_message(const frame_header& h, std::string_view name, byte_reader& payload, int from) {
+    const bool is_ask = static_cast<frame_kind>(h.kind) == frame_kind::ask;
+    auto fail = [&](const std::string& what) {
+        report(from, std::string{name}, what);
+        if (!is_ask) return;
+        // The asker must not wait forever: fail its request.
+        try {
+            byte_buffer& b = scratch();
+            begin_frame(b, frame_kind::reply_error, name, h.type_key, h.token, 0);
+            byte_writer w{b};
+            put(w, std::string{"troupe::remote::network_error"});
+            put(w, what);
+            end_frame(b);
+            ship(from, b);
+        } catch (...) {
+        }
+    };
+    const std::string here = "troupe::remote: rank " + std::to_string(rank);
+    const published* p = find_published(h.target);
+    if (!p) {
+        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) + " for actor id " +
+             std::to_string(h.target) + ", which it never published");
+        return;
+    }
+    const pair_info* pi = find_pair(p->type_key, h.type_key);
+    if (!pi || pi->msg_name != name || pi->actor_type != p->type) {
+        if (!registered_type(name))
+            fail(here + " received a message of unknown name " + quoted(name) + " from rank " + std::to_string(from) +
+                 " for actor " + quoted(p->name) + " (type " + p->type +
+                 "); no message type is registered under that name in this program");
+        else
+            fail(here + " cannot deliver message " + quoted(name) + " (type " + *registered_type(name) +
+                 ") from rank " + std::to_string(from) + " to actor " + quoted(p->name) + " of type " + p->type +
+                 ": this program never sends that message to that actor type (call troupe::remote::accept<" +
+                 p->type + ", " + *registered_type(name) + ">())");
+        return;
+    }
+    if (p->a->finished()) {
+        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) + " for actor " +
+             quoted(p->name) + " (type " + p->type + "), which has finished; the message is dropped");
+        return;
+    }
+    try {
+        pi->fn(delivery{this, from, h.token}, *p->a, payload);
+    } catch (const truncated_payload& e) {
+        fail(here + " received a malformed message " + quoted(name) + " from rank " + std::to_string(from) +
+             " for actor " + quoted(p->name) + ": " + e.what());
+    } catch (const std::exception& e) {
+        fail(here + " could not deliver message " + quoted(name) + " from rank " + std::to_string(from) +
+             " to actor " + quoted(p->name) + ": " + e.what());
+    }
+}
+
+void engine::handle_reply(const frame_header& h, std::string_view name, byte_reader& payload, int from) {
+    const std::uint32_t idx = static_cast<std::uint32_t>(h.target & 0xffffffffu) - 1;
+    troupe::detail::request_tag* q = nullptr;
+    ask_complete_fn fn = nullptr;
+    asks_lock_.lock();
+    if (idx < asks_.size() && asks_[idx].generation == (h.target >> 32) && asks_[idx].q) {
+        q = asks_[idx].q;
+        fn = asks_[idx].fn;
+        asks_[idx].q = nullptr;
+        asks_[idx].next_free = free_ask_;
+        free_ask_ = idx + 1;
+    }
+    asks_lock_.unlock();
+    if (!q) {
+        report(from, std::string{name},
+               "troupe::remote: rank " + std::to_string(rank) + " received a reply (" + quoted(name) + ") from rank " +
+                   std::to_string(from) + " to an ask it is not waiting for (id " + std::to_string(h.target) + ")");
+        return;
+    }
+    try {
+        fn(*q, static_cast<frame_kind>(h.kind), payload, from);
+    } catch (const std::exception& e) {
+        report(from, std::string{name},
+               "troupe::remote: rank " + std::to_string(rank) + " received a malformed reply to " + quoted(name) +
+                   " from rank " + std::to_string(from) + ": " + e.what());
+    }
+}
+
+void engine::handle_lookup(const frame_header& h, byte_reader& payload, int from) {
+    std::string name;
+    try {
+        get(payload, name);
+    } catch (const std::exception& e) {
+        report(from, "", "troupe::remote: rank " + std::to_string(rank) + " received a malformed lookup from rank " +
+                             std::to_string(from) + ": " + e.what());
+        return;
+    }
+    std::uint8_t found = 0;
+    std::uint64_t id = 0;
+    std::string type;
+    std::vector<std::string> names;
+    {
+        std::lock_guard g{names_mutex_};
+        if (auto it = by_name_.find(name); it != by_name_.end()) {
+            found = 1;
+            id = it->second;
+            type = by_id_[id - 1].type;
+        } else {
+            for (auto& [n, i] : by_name_) names.push_back(n);
+            std::sort(names.begin(), names.end());
+        }
+    }
+    byte_buffer& b = scratch();
+    begin_frame(b, frame_kind::lookup_reply, "", 0, h.token, 0);
+    byte_writer w{b};
+    put(w, found);
+    put(w, id);
+    put(w, type);
+    put(w, names);
+    end_frame(b);
+    ship(from, b);
+}
+
+void engine::handle_lookup_reply(const frame_header& h, byte_reader& payload, int from) {
+    lookup_answer a;
+    std::uint8_t found = 0;
+    try {
+        get(payload, found);
+        get(payload, a.id);
+        get(payload, a.type);
+        get(payload, a.published);
+    } catch (const std::exception& e) {
+        report(from, "", "troupe::remote: rank " + std::to_string(rank) +
+                             " received a malformed lookup answer from rank " + std::to_string(from) + ": " + e.what());
+        return;
+    }
+    a.found = found != 0;
+    std::function<void(const lookup_answer&)> done;
+    {
+        std::lock_guard g{lookups_mutex_};
+        auto it = lookups_.find(h.target);
+        if (it == lookups_.end()) return;
+        done = std::move(it->second);
+        lookups_.erase(it);
+    }
+    done(a);
+}
+
+}  // namespace troupe::remote::detail

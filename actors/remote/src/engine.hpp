@@ -1,0 +1,164 @@
+#pragma once
+// Internal: the progress engine of one rank. See docs/remote.md ("Inside")
+// for the design; each atomic step below names the invariant it keeps.
+// The C API only (the deprecated C++ bindings do not compile warning-free).
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "troupe/context.hpp"
+#include "troupe/remote/detail/engine_api.hpp"
+#include "troupe/remote/world.hpp"
+#include "troupe/spinlock.hpp"
+
+namespace troupe::remote::detail {
+
+/// Tag of batches on the engine's communicator.
+inline constexpr int data_tag = 1;
+
+class engine {
+public:
+    engine(int rank, int size, world_options options);
+    ~engine();  // stops the thread after the outboxes are sent
+    engine(const engine&) = delete;
+
+    const int rank, size;
+    MPI_Comm comm = MPI_COMM_NULL;      // point-to-point batches (engine thread)
+    MPI_Comm collective = MPI_COMM_NULL;  // stop rounds and barriers (user threads)
+
+    // ---- any thread
+    void ship(int to, const byte_buffer& frame);
+    void wake() noexcept;
+    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn);
+    void cancel_ask(std::uint64_t id) noexcept;
+    void publish(std::string_view name, troupe::actor& a, std::string_view type);
+    void lookup(int to, std::string_view name, std::function<void(const lookup_answer&)> done);
+    void report(int from, std::string type, const std::string& what);
+    void send_raw(int to, const void* bytes, std::size_t n);
+
+    // Counters for termination: batches sent (counted when queued to MPI,
+    // or looped back) and received (counted when parsed). Written by the
+    // engine thread only (and send_raw under raw_lock_), read by stop.
+    std::atomic<std::uint64_t> batches_sent{0}, batches_received{0};
+    std::atomic<std::uint64_t> frames_sent{0}, frames_received{0};
+    // Requests received and not yet replied to (engine thread writes).
+    std::atomic<std::uint64_t> pending_replies{0};
+    // Whether some outbox holds frames or a send is still in flight
+    // (a snapshot taken under the outbox locks).
+    bool busy_sending() noexcept;
+    // Waits (sleeping) until the outboxes are empty and every send completed.
+    void drain_sends();
+
+    // ---- engine thread
+    void watch(pending_reply& p);
+    context& waiter() noexcept { return *ctx_; }
+    std::atomic<int>& park_counter() noexcept { return counter_; }
+
+private:
+    struct alignas(64) outbox {
+        troupe::spinlock lock{"troupe::remote outbox"};
+        byte_buffer buf;
+        std::uint64_t frames = 0;  // frames in buf (under lock)
+        // Bytes in buf, stored under lock; read without it by the engine as
+        // a hint (a stale zero is caught by the park recheck under the lock).
+        std::atomic<std::size_t> bytes{0};
+    };
+    struct in_flight {
+        MPI_Request req;
+        byte_buffer buf;
+    };
+    struct published {
+        troupe::actor* a;
+        std::string name, type;
+        std::uint64_t type_key;
+    };
+    struct ask_slot {
+        troupe::detail::request_tag* q = nullptr;
+        ask_complete_fn fn = nullptr;
+        std::uint32_t generation = 0;
+        std::uint32_t next_free = 0;
+    };
+
+    void run() noexcept;
+    bool progress();
+    bool receive();
+    bool flush_outboxes();
+    bool complete_sends();
+    bool scan_replies();
+    bool idle_sleep(std::chrono::nanoseconds d);
+    bool work_queued() noexcept;
+    void parse(const char* p, std::size_t n, int from);
+    void handle(const frame_header& h, std::string_view name, byte_reader& payload, int from);
+    void handle_message(const frame_header& h, std::string_view name, byte_reader& payload, int from);
+    void handle_reply(const frame_header& h, std::string_view name, byte_reader& payload, int from);
+    void handle_lookup(const frame_header& h, byte_reader& payload, int from);
+    void handle_lookup_reply(const frame_header& h, byte_reader& payload, int from);
+    const published* find_published(std::uint64_t id);
+    byte_buffer take_spare();
+
+    world_options options_;
+    std::unique_ptr<outbox[]> out_;
+    // The engine's park counter (general select-node mode, shared with the
+    // watched request futures): the engine decrements it before parking and
+    // parks on a negative result; a waker increments it and unparks the
+    // engine exactly when it brings it back to zero. Invariant: every park
+    // is matched by exactly one unpark; a positive value is banked wakes.
+    alignas(64) std::atomic<int> counter_{0};
+    context* ctx_ = nullptr;
+    std::atomic<bool> quit_{false};
+    std::thread thread_;
+
+    // Engine thread only.
+    byte_buffer rbuf_;
+    std::vector<in_flight> flying_;
+    std::atomic<std::size_t> flying_count_{0};  // flying_.size(), for other threads
+    std::vector<byte_buffer> spares_;
+    pending_reply* replies_ = nullptr;
+    std::vector<published> id_cache_;
+    std::size_t reply_scan_due_ = 0;
+
+    // Asks awaiting replies: slot table with a free list (no allocation
+    // once grown); id = generation << 32 | (index + 1).
+    troupe::spinlock asks_lock_{"troupe::remote asks"};
+    std::vector<ask_slot> asks_;
+    std::uint32_t free_ask_ = 0;  // index + 1, 0: none
+
+    // Published actors (ids are index + 1) and names.
+    std::mutex names_mutex_;
+    std::vector<published> by_id_;
+    std::unordered_map<std::string, std::uint64_t> by_name_;
+
+    // Lookups awaiting answers.
+    std::mutex lookups_mutex_;
+    std::uint64_t next_lookup_ = 1;
+    std::unordered_map<std::uint64_t, std::function<void(const lookup_answer&)>> lookups_;
+
+    std::mutex raw_lock_;
+};
+
+/// The pair table (registry.cpp): deliver functions by (actor type, message name).
+struct pair_info {
+    std::string actor_type, msg_name;
+    deliver_fn fn;
+};
+const pair_info* find_pair(std::uint64_t actor_key, std::uint64_t msg_key) noexcept;
+/// The registered message names (registry.cpp): type spelling, or nullptr.
+const std::string* registered_type(std::string_view name) noexcept;
+/// Names registered for two different types (reported when a world starts).
+std::vector<std::string> name_conflicts();
+
+}  // namespace troupe::remote::detail
