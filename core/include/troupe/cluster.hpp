@@ -13,6 +13,7 @@
 /// destroyed repeatedly. Programs that configure nothing use the default
 /// cluster, started on first use with one processor per hardware thread
 /// (environment variable TROUPE_PROCESSORS overrides the count).
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,14 @@ struct cluster_options {
     bool pin = false;
     /// A name used in error messages and statistics.
     const char* name = nullptr;
+    /// Longest time an idle processor spins looking for work before it
+    /// sleeps; adaptive below it (spinning that finds nothing shrinks). Zero:
+    /// never spin. Negative: defaults::idle_spin, or TROUPE_IDLE_SPIN_US.
+    std::chrono::nanoseconds idle_spin{-1};
+    /// How long a thread woken by a user thread of this cluster is reserved
+    /// for the waker's processor before an idle processor may steal it.
+    /// Negative: defaults::handoff_grace, or TROUPE_HANDOFF_GRACE_US.
+    std::chrono::nanoseconds handoff_grace{-1};
 };
 
 /// Counters aggregated over a cluster's processors. All zero unless the
@@ -40,6 +49,9 @@ struct cluster_statistics {
     std::uint64_t context_switches = 0;
     std::uint64_t steals = 0;
     std::uint64_t sleeps = 0;
+    /// Threads woken by a thread of the cluster and placed to run next on
+    /// the waker's processor.
+    std::uint64_t handoffs = 0;
 };
 
 class cluster {
