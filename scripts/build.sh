@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures (once) and builds one configuration into build/<config>.
 # Usage: scripts/build.sh release|asan|tsan [meson -D options...]
+# TARGETS="examples/hello_threads ..." builds only those targets and shows
+# ninja's progress (otherwise everything is built quietly).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cfg=${1:-release}; shift || true
@@ -17,4 +19,9 @@ dir="${BUILD_ROOT:-build}/$cfg"
 if [ ! -f "$dir/build.ninja" ]; then
   meson setup "$dir" "${opts[@]}" "$@" >/dev/null
 fi
-ninja -C "$dir" >/dev/null || ninja -C "$dir"
+if [ -n "${TARGETS:-}" ]; then
+  # shellcheck disable=SC2086
+  ninja -C "$dir" $TARGETS
+else
+  ninja -C "$dir" >/dev/null || ninja -C "$dir"
+fi

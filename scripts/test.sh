@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what is missing and builds first.
 # Usage: scripts/test.sh [release|asan|tsan|all]   (default: all three)
+# With release, also: the documentation's relative links
+# (scripts/check_links.py) and each way a user consumes troupe
+# (tests/consumers/run.sh: Meson subproject, pkg-config, CMake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -20,6 +23,12 @@ for cfg in "${configs[@]}"; do
   if ! "${run[@]}" meson test -C "${BUILD_ROOT:-build}/$cfg" --print-errorlogs --num-processes 2 \
         --timeout-multiplier 3; then
     status=1
+  fi
+  if [ "$cfg" = release ]; then
+    echo "== troupe docs: relative links"
+    python3 scripts/check_links.py || status=1
+    echo "== troupe consumers: subproject, pkg-config, CMake"
+    bash tests/consumers/run.sh || status=1
   fi
 done
 exit $status

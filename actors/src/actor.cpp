@@ -7,6 +7,7 @@
 #include <string>
 
 #include "executor.hpp"
+#include "troupe/config.hpp"
 #include "troupe/error.hpp"
 
 namespace troupe::detail {

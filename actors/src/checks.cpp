@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "executor.hpp"
+#include "troupe/config.hpp"
 #include "troupe/error.hpp"
 
 namespace troupe::detail {

@@ -14,6 +14,7 @@
 #include <typeinfo>
 #include <unordered_set>
 
+#include "troupe/config.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/error.hpp"

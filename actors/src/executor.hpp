@@ -1,6 +1,6 @@
 #pragma once
 // Internal: the executor behind an actor_system — mailboxes, the slot array
-// stealing permutes, workers. See actors/DESIGN.md for the design and the
+// stealing permutes, workers. See docs/actors.md for the design and the
 // invariants; each atomic step below names the one it keeps.
 #include <atomic>
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "troupe/config.hpp"
 #include "troupe/actor.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "executor.hpp"
+#include "troupe/config.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/error.hpp"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Actor benchmarks: troupe and its CAF 0.17 twins, alternating, RUNS times
 # each. Called by bench/run with BUILD=<absolute build dir>, QUICK=0|1,
-# RUNS=<n>; prints only RESULT lines on stdout (DESIGN.md "Benchmark
-# contract"). CAF twins are skipped when they were not built (no libcaf-dev).
+# RUNS=<n>; prints only RESULT lines on stdout (bench/README.md,
+# "RESULT lines"). CAF twins are skipped when they were not built (no libcaf-dev).
 set -euo pipefail
 BUILD=${BUILD:?BUILD must name the build directory}
 QUICK=${QUICK:-0}

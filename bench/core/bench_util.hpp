@@ -5,17 +5,49 @@
 //
 //     RESULT bench=<name> system=<system> metric=<metric> value=<number> <param>=<value>...
 //
-// (DESIGN.md "Benchmark contract"). Header-only, no troupe dependency, so the
+// (bench/README.md, "RESULT lines"). Header-only, no troupe dependency, so the
 // twins link nothing but their own system.
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace bench {
 
 using clock = std::chrono::steady_clock;
+
+/// A second OS thread that only sleeps (on a condition variable) while it
+/// lives. glibc gives a single-threaded process a std::mutex without atomic
+/// instructions (its __libc_single_threaded shortcut), which no program
+/// that uses threads ever sees: an uncontended-lock benchmark keeps one of
+/// these alive on both sides, so both measure the multi-threaded path.
+class idle_thread {
+public:
+    idle_thread() : t_([this] {
+        std::unique_lock g{m_};
+        cv_.wait(g, [this] { return stop_; });
+    }) {}
+    ~idle_thread() {
+        {
+            std::lock_guard g{m_};
+            stop_ = true;
+        }
+        cv_.notify_one();
+        t_.join();
+    }
+    idle_thread(const idle_thread&) = delete;
+    idle_thread& operator=(const idle_thread&) = delete;
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::thread t_;
+};
 
 /// Seconds between two time points.
 inline double seconds(clock::time_point a, clock::time_point b) {

@@ -30,6 +30,7 @@ double run(troupe::blocking_lock& l, long iters, long& counter) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    const bench::idle_thread multi_threaded;  // see bench_util.hpp: same path on both sides
     const long iters = bench::option(argc, argv, "iters", 20000000);
     const std::string ctx = bench::option_text(argc, argv, "ctx", "os");
     troupe::blocking_lock l{"bench"};

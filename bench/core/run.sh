@@ -56,6 +56,16 @@ for ((r = 1; r <= RUNS; r++)); do
     run core_lock_contended --ms=$contend_ms --ctx=user
     run core_std_lock_contended --ms=$contend_ms
 
+    run core_sem_uncontended --iters=$lock_iters --ctx=os
+    run core_sem_uncontended --iters=$lock_iters --ctx=user
+    run core_std_sem_uncontended --iters=$lock_iters
+
+    for op in get available; do
+        run core_future_ready --iters=$lock_iters --op=$op --ctx=os
+        run core_future_ready --iters=$lock_iters --op=$op --ctx=user
+        run core_std_future_ready --iters=$lock_iters --op=$op
+    done
+
     run core_idle_cpu --ms=$idle_ms --threads=1000 --processors=4
 done
 exit $status

@@ -1,6 +1,6 @@
 // bench=mutex_stmt, system=troupe: T threads each acquire the same N spin
 // locks, named in random orders, with TROUPE_MUTEX (address order: a sorting
-// network up to 6 locks, insertion sort beyond). See mutex_stmt_bench.hpp.
+// network up to 8 locks, insertion sort beyond). See mutex_stmt_bench.hpp.
 //
 // Twins: bench/peers/std/mutex_stmt.cpp (std::scoped_lock) and
 // bench/peers/std/mutex_stmt_baseline.cpp (one fixed order, no avoidance).

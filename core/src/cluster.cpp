@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime.hpp"
+#include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/thread.hpp"

@@ -2,6 +2,7 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "runtime.hpp"
+#include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
@@ -26,6 +28,11 @@
 #endif
 
 namespace bctx = boost::context::detail;
+
+namespace __cxxabiv1 {
+struct __cxa_eh_globals;
+extern "C" __cxa_eh_globals* __cxa_get_globals() noexcept;
+}  // namespace __cxxabiv1
 
 namespace troupe {
 namespace detail {
@@ -94,6 +101,10 @@ void set_block_hook(block_hook_fn fn, void* arg) noexcept { tls_block_hook = {fn
 // compiler must not reuse a thread-local address computed before a switch.
 [[gnu::noinline]] context& current_os_context() noexcept { return tls_os_context; }
 
+eh_state* current_eh_state() noexcept {
+    return reinterpret_cast<eh_state*>(__cxxabiv1::__cxa_get_globals());
+}
+
 [[gnu::noinline]] fiber* current_fiber() noexcept {
     processor* p = current_processor();
     return p ? p->current : nullptr;
@@ -160,7 +171,27 @@ void processor::run_fiber(fiber* f) noexcept {
 #if defined(TROUPE_TSAN)
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
 #endif
+        // The exception state and errno belong to the thread, not to the
+        // kernel thread: install the fiber's (empty on its first entry) for
+        // the time it runs and take it back when it switches out, wherever
+        // it ran before. A finished fiber's state is empty (fiber_main
+        // handled everything), so nothing leaks at the last exit.
+        // Both addresses are fixed for the kernel thread's life: look them
+        // up once (each is a call into the C runtime), then the swap is a
+        // few loads and stores.
+        if (!eh_) {
+            eh_ = current_eh_state();
+            errno_ = &errno;
+        }
+        // The scheduler loop itself never runs inside a handler or during
+        // unwinding and does not read errno, so its own state is empty and
+        // needs no saving: install the fiber's, take it back, leave empty.
+        *eh_ = f->eh;
+        *errno_ = f->saved_errno;
         bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
+        f->saved_errno = *errno_;
+        f->eh = *eh_;
+        *eh_ = eh_state{};
 #if defined(TROUPE_ASAN)
         __sanitizer_finish_switch_fiber(sched_fake_stack, nullptr, nullptr);
 #endif

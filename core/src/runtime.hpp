@@ -39,6 +39,22 @@ stack_mapping stack_allocate(std::size_t usable);  // throws std::system_error
 void stack_release(const stack_mapping& s) noexcept;
 std::size_t page_size() noexcept;
 
+// The C++ runtime's per-kernel-thread exception state (Itanium C++ ABI,
+// `__cxa_get_globals()`): the stack of exceptions being handled and the
+// count of exceptions in flight. libstdc++ and libc++abi both lay it out as
+// these two words (ARM EABI adds a third, propagating, pointer). It belongs
+// to whatever runs on the kernel thread, so every switch saves and restores
+// it together with errno (see run_fiber and docs/exception-safety.md).
+struct eh_state {
+    void* caught = nullptr;
+    unsigned int uncaught = 0;
+#if defined(__ARM_EABI_UNWINDER__)
+    void* propagating = nullptr;
+#endif
+};
+// The running kernel thread's exception state.
+eh_state* current_eh_state() noexcept;
+
 // What a fiber asks its scheduler to do once it is off its stack.
 enum class post_action : std::uint8_t { none, park, yield, finish };
 
@@ -61,6 +77,9 @@ struct fiber : context {
     bool pooled = false;
     void* asan_fake_stack = nullptr;
     void* tsan_fiber = nullptr;
+    // Per-thread runtime state swapped in and out by run_fiber.
+    eh_state eh;
+    int saved_errno = 0;
 };
 
 inline context* const done_marker = reinterpret_cast<context*>(std::uintptr_t{1});
@@ -183,6 +202,8 @@ public:
     std::size_t sched_stack_size = 0;
     void* sched_fake_stack = nullptr;
     void* tsan_self = nullptr;
+    eh_state* eh_ = nullptr;  // this kernel thread's exception state
+    int* errno_ = nullptr;    // and its errno
 };
 
 class cluster_impl {

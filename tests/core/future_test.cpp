@@ -131,3 +131,25 @@ TEST_CASE("a future may be destroyed as soon as get() returns, while fulfil is s
     CHECK(fulfilled.load() == n);
     CHECK(sum == long(n) * (n - 1) / 2);
 }
+
+TEST_CASE("future word transitions: fulfil racing waiters that are queueing") {
+    // Each round, waiters from user and OS threads race the fulfil: each sees
+    // the value exactly once, whether it queued or found it ready.
+    on_processors([](troupe::cluster& c) {
+        for (int round = 0; round < rounds / 3; ++round) {
+            troupe::future<int> f;
+            std::atomic<int> seen{0};
+            {
+                std::vector<troupe::thread> ts;
+                for (int i = 0; i < 3; ++i)
+                    ts.emplace_back(c, [&] { seen.fetch_add(f.get() == round ? 1 : 100); });
+                std::thread os{[&] { seen.fetch_add(f.get() == round ? 1 : 100); }};
+                f.fulfil(round);
+                os.join();
+            }
+            CHECK(seen.load() == 4);
+            CHECK(f.waiters() == 0);
+            CHECK(f.available());
+        }
+    });
+}

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "select_protocol.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/mcs_lock.hpp"
 #include "troupe/semaphore.hpp"
@@ -148,4 +149,121 @@ TEST_CASE("try_lock fails on a held lock and never blocks") {
     b.unlock();
     s.unlock();
     m.unlock();
+}
+
+// ---------------------------------------------------------------- lock-word transitions
+// The lock word's transitions (docs/locks.md) under every interleaving the
+// fixture can produce: empty critical sections maximise the moments at which
+// a waiter arrives while the holder releases (enqueue racing the unlock CAS),
+// and lock, try_lock, recursion and select clauses race on one word.
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int transition_rounds = 3'000;
+#else
+constexpr int transition_rounds = 30'000;
+#endif
+
+namespace {
+template <class Lock>
+void transitions(troupe::cluster& c, Lock& l) {
+    long counter = 0;
+    std::atomic<int> inside{0};
+    std::atomic<int> overlaps{0};
+    std::atomic<int> bad_unregister{0};
+    auto critical = [&] {
+        if (inside.fetch_add(1, std::memory_order_relaxed) != 0) overlaps.fetch_add(1);
+        ++counter;
+        inside.fetch_sub(1, std::memory_order_relaxed);
+    };
+    // kind 0: lock/unlock; 1: try_lock, else lock; 2: a select clause (won at
+    // registration or by hand-off); 3: recursion (owner_lock only).
+    auto body = [&](int kind) {
+        for (int i = 0; i < transition_rounds; ++i) {
+            switch ((kind + i) % 4) {
+            case 0:
+                l.lock();
+                critical();
+                l.unlock();
+                break;
+            case 1:
+                if (!l.try_lock()) l.lock();
+                critical();
+                l.unlock();
+                break;
+            case 2: {
+                // One exclusive clause on the lock, as waituntil drives it:
+                // won at registration or by hand-off; held until unregister.
+                troupe_test::status_word status{0};
+                troupe::select_node n{troupe::this_context(), status};
+                if (!l.register_select(n))
+                    while (status.load() != troupe_test::won_by(n)) troupe::park();
+                critical();
+                if (l.unregister_select(n)) bad_unregister.fetch_add(1);
+                break;
+            }
+            default:
+                l.lock();
+                if constexpr (std::is_same_v<Lock, troupe::owner_lock>) {
+                    l.lock();
+                    critical();
+                    l.unlock();
+                } else {
+                    critical();
+                }
+                l.unlock();
+                break;
+            }
+        }
+    };
+    {
+        std::vector<troupe::thread> ts;
+        std::vector<std::thread> ks;
+        ts.emplace_back(c, [&] { body(0); });
+        ts.emplace_back(c, [&] { body(2); });
+        ks.emplace_back([&] { body(1); });
+        ks.emplace_back([&] { body(3); });
+        for (auto& k : ks) k.join();
+    }
+    CHECK(overlaps.load() == 0);
+    CHECK(bad_unregister.load() == 0);
+    CHECK(counter == 4L * transition_rounds);
+    // Back to "free, nobody waits": nothing queued, and the fast path works.
+    CHECK(l.waiters() == 0);
+    CHECK(l.try_lock());
+    CHECK(l.owned_by_caller());
+    l.unlock();
+    CHECK_FALSE(l.owned_by_caller());
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("lock-word transitions: waiters arriving while the holder releases", Lock,
+                   troupe::blocking_lock, troupe::owner_lock) {
+    on_processors([](troupe::cluster& c) {
+        Lock l{"transitions"};
+        transitions(c, l);
+    });
+}
+
+TEST_CASE("a lock released with a waiter is never free in between (hand-off, no barging)") {
+    // The holder unlocks and immediately tries to take the lock back; with a
+    // waiter queued, the lock must already belong to the waiter.
+    on_processors([](troupe::cluster& c) {
+        for (int round = 0; round < 200; ++round) {
+            troupe::blocking_lock l;
+            std::atomic<bool> got{false};
+            l.lock();
+            troupe::thread t{c, [&] {
+                l.lock();
+                got = true;
+                l.unlock();
+            }};
+            while (l.waiters() != 1) std::this_thread::yield();
+            l.unlock();
+            const bool barged = l.try_lock();
+            CHECK_FALSE(barged);
+            if (barged) l.unlock();
+            t.join();
+            CHECK(got.load());
+        }
+    });
 }

@@ -1,4 +1,5 @@
 // semaphore: counting, FIFO hand-off, release(n).
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -74,5 +75,45 @@ TEST_CASE("semaphore ping-pong between an OS thread and a user thread") {
         }
         t.join();
         CHECK(sum == 10'000L * 9'999 / 2);
+    });
+}
+
+TEST_CASE("semaphore word transitions: units are conserved while releasers and acquirers race") {
+    // Releases of 1..3 units race acquires (blocking and try) from user and
+    // OS threads: every unit released is taken exactly once or still counted.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    constexpr int rounds = 2'000;
+#else
+    constexpr int rounds = 20'000;
+#endif
+    troupe_test::on_processors([](troupe::cluster& c) {
+        troupe::semaphore s{0, "transitions"};
+        std::atomic<long> taken{0};
+        auto acquirer = [&](bool use_try) {
+            for (int i = 0; i < rounds; ++i) {
+                if (!(use_try && s.try_acquire())) s.acquire();
+                taken.fetch_add(1, std::memory_order_relaxed);
+            }
+        };
+        auto releaser = [&] {
+            // 2 * rounds units in chunks of 1, 2, 3, ...
+            for (long left = 2L * rounds, k = 1; left > 0; k = k % 3 + 1) {
+                const long n = std::min(left, k);
+                s.release(std::size_t(n));
+                left -= n;
+            }
+        };
+        {
+            std::vector<troupe::thread> ts;
+            std::vector<std::thread> ks;
+            ts.emplace_back(c, [&] { acquirer(false); });
+            ks.emplace_back([&] { acquirer(true); });
+            ts.emplace_back(c, releaser);
+            ks.emplace_back(releaser);
+            for (auto& k : ks) k.join();
+        }
+        CHECK(taken.load() == 2L * rounds);
+        CHECK(s.count() == std::size_t(2 * rounds));  // 4 * rounds released in all
+        CHECK(s.waiters() == 0);
     });
 }

@@ -41,6 +41,7 @@
 #include <source_location>
 #include <type_traits>
 
+#include "troupe/config.hpp"
 #include "troupe/allocation.hpp"
 #include "troupe/detail/copy_queue.hpp"
 #include "troupe/detail/mailbox.hpp"

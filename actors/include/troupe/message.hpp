@@ -19,6 +19,7 @@
 #include <atomic>
 #include <source_location>
 
+#include "troupe/config.hpp"
 #include "troupe/allocation.hpp"
 
 namespace troupe {

@@ -3,7 +3,7 @@
 // by a fiber, all on one kernel thread with Boost.Fiber's default scheduler
 // (round_robin) and default stack allocator (fixedsize_stack, 128 KiB). One
 // at a time means the allocator reuses the same freed block, so no page
-// faults after the warm-up (see shared/PEERS.md). Reports ns_per_op.
+// faults after the warm-up. Reports ns_per_op.
 #include <boost/fiber/all.hpp>
 
 #include "bench_util.hpp"

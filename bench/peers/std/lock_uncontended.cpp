@@ -7,6 +7,7 @@
 #include "bench_util.hpp"
 
 int main(int argc, char** argv) {
+    const bench::idle_thread multi_threaded;  // see bench_util.hpp: same path on both sides
     const long iters = bench::option(argc, argv, "iters", 20000000);
     std::mutex m;
     long counter = 0;

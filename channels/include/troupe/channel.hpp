@@ -42,6 +42,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "troupe/config.hpp"
 #include "troupe/channel_closed.hpp"
 #include "troupe/detail/channel_waiter.hpp"
 #include "troupe/select.hpp"

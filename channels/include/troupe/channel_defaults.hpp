@@ -1,6 +1,8 @@
 #pragma once
-/// Every tunable default of troupe channels, in one place. Each can be
-/// overridden at compile time (-DTROUPE_CHANNEL_WAIT_YIELDS=...) for tuning.
+/// Every tunable default of troupe channels, in one place. Each is a build
+/// option of troupe (meson -Dchannel_wait_yields=N, ...) carried by
+/// troupe/config.hpp, so every translation unit sees the same value.
+#include "troupe/config.hpp"
 
 /// A user thread that must wait for a channel partner first yields this many
 /// times (letting other user threads of its processor run, often the very

@@ -12,7 +12,7 @@
 /// channel operation. Its node's status is won *before* any element moves, so
 /// an element is never delivered to a statement that already took another
 /// clause; two selectors at both ends of a rendezvous resolve through the
-/// PENDING handshake (see channels/design.md). A clause must stay in place
+/// PENDING handshake (see docs/channels.md). A clause must stay in place
 /// (not be moved) from register_select until unregister_select, and must
 /// not outlive its channel. Included by channel.hpp.
 #include <exception>

@@ -7,17 +7,27 @@
 ///
 /// A waiter queues in FIFO order and parks; `unlock` hands ownership
 /// directly to the first waiter still interested (no barging, no window in
-/// which the lock is free), then wakes it. Works from user threads and OS
-/// threads alike. Only the owner may unlock. Checked builds (-Dchecked=true)
-/// report, naming the lock: unlocking a lock the caller does not hold,
-/// re-locking a non-recursive lock the caller holds, destroying a lock with
-/// waiters or held. A release build does not check: re-locking a
-/// blocking_lock you hold deadlocks.
+/// which the lock is free while someone waits), then wakes it. Works from
+/// user threads and OS threads alike. Only the owner may unlock.
+///
+/// Cost: the whole state is one atomic word (owner, waiters, queue lock;
+/// see docs/locks.md). An uncontended `lock` is one CAS, an uncontended
+/// `unlock` one CAS, as for `std::mutex`; only a contended path touches the
+/// wait queue.
+///
+/// Checked builds (-Dchecked=true) report, naming the lock: unlocking a lock
+/// the caller does not hold, re-locking a non-recursive lock the caller
+/// holds, destroying a lock with waiters or held, a stray wake of a waiter.
+/// A release build does not check: re-locking a blocking_lock you hold
+/// deadlocks.
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "troupe/context.hpp"
+#include "troupe/detail/wait_word.hpp"
+#include "troupe/error.hpp"
 #include "troupe/select.hpp"
-#include "troupe/spinlock.hpp"
 
 namespace troupe {
 
@@ -28,32 +38,68 @@ public:
     blocking_lock_base(const blocking_lock_base&) = delete;
     blocking_lock_base& operator=(const blocking_lock_base&) = delete;
 
-    /// Blocks (parks) until the caller owns the lock.
-    void lock();
-    /// Takes the lock if free (or held by the caller, when recursive).
-    bool try_lock();
-    /// Releases one level; at zero hands the lock to the first live waiter.
-    void unlock();
+    /// Blocks (parks) until the caller owns the lock. Throws nothing itself
+    /// (a misuse handler may throw in checked builds); strong guarantee.
+    void lock() {
+        context& me = this_context();
+        std::uintptr_t expected = 0;
+        // Fast path: free -> held by me, one CAS. acquire pairs with the
+        // previous owner's release.
+        if (word_.compare_exchange_strong(expected, to_word(me), std::memory_order_acquire,
+                                          std::memory_order_relaxed)) [[likely]] {
+            count_ = 1;  // owner-private from here on
+            return;
+        }
+        lock_slow(me);
+    }
+    /// Takes the lock if free (or held by the caller, when recursive); never
+    /// blocks; nothrow.
+    bool try_lock() noexcept;
+    /// Releases one level; at zero hands the lock to the first live waiter
+    /// (making it the owner before waking it) or frees it. Never blocks;
+    /// nothrow unless a checked build's misuse handler throws.
+    void unlock() {
+        if constexpr (!checked_build) {
+            if (recursive_ && count_ > 1) {
+                --count_;
+                return;
+            }
+            // Fast path: held by us with no waiters and L clear -> free, one
+            // CAS. release publishes the critical section. Any flag bit makes
+            // it fail: then waiters exist or someone is queueing.
+            std::uintptr_t w = word_.load(std::memory_order_relaxed);
+            if ((w & flag_bits) == 0 &&
+                word_.compare_exchange_strong(w, 0, std::memory_order_release,
+                                              std::memory_order_relaxed)) [[likely]]
+                return;
+        }
+        unlock_slow();
+    }
 
-    /// Number of threads queued for the lock (a snapshot).
+    /// Number of threads queued for the lock (a snapshot). nothrow.
     std::size_t waiters() const noexcept;
-    /// Whether the calling context owns the lock.
-    bool owned_by_caller() const noexcept;
+    /// Whether the calling context owns the lock. nothrow, lock-free.
+    bool owned_by_caller() const noexcept { return owner() == &this_context(); }
     const char* name() const noexcept { return name_; }
 
     // Selectable: acquiring the lock is the clause's operation; the lock is
     // held while the clause body runs and released by unregister_select.
-    bool register_select(select_node& n);
-    bool unregister_select(select_node& n);
+    // register_select: nothrow; a free lock is won with one CAS, a claim and
+    // a store. unregister_select: nothrow.
+    bool register_select(select_node& n) noexcept;
+    bool unregister_select(select_node& n) noexcept;
     bool on_selected(select_node&) noexcept { return true; }
 
     // Condition-variable hooks (wait morphing). The owner records its
     // recursion depth, releases every level, and is later either handed the
-    // lock back by a notify (its plain node queued here) or re-acquires.
+    // lock back by a notify (its plain node queued here, or the lock granted
+    // to it at once) or re-acquires it after a timeout.
     std::size_t cv_depth() const noexcept { return count_; }
     void cv_release();
-    void cv_enqueue_or_grant(select_node& plain_node);  // node.extra = depth
+    void cv_enqueue_or_grant(select_node& plain_node) noexcept;  // node.extra = depth
     void cv_reacquire(std::size_t depth);
+    /// Whether `c` owns the lock (a cv waiter's completion test). Lock-free.
+    bool cv_granted(const context& c) const noexcept { return owner() == &c; }
 
 protected:
     blocking_lock_base(bool recursive, const char* kind, const char* name) noexcept
@@ -61,16 +107,40 @@ protected:
     ~blocking_lock_base();
 
 private:
-    bool acquire_or_enqueue(select_node& n, std::size_t depth);  // under guard_
-    void hand_off_or_free();                                     // under guard_, unlocks it
+    static_assert(alignof(context) > flag_bits, "the owner's low bits hold W and L");
+    static std::uintptr_t to_word(const context& c) noexcept {
+        return reinterpret_cast<std::uintptr_t>(&c);
+    }
+    static const context* owner_of(std::uintptr_t w) noexcept {
+        return reinterpret_cast<const context*>(w & ~flag_bits);
+    }
+    const context* owner() const noexcept {
+        return owner_of(word_.load(std::memory_order_acquire));
+    }
 
-    mutable spinlock guard_;
-    context* owner_ = nullptr;
+    void lock_slow(context& me);
+    void unlock_slow();
+    // Takes the lock with `depth` levels, recurses, or queues `n` (then
+    // false: the caller parks until it owns the lock).
+    bool acquire_or_enqueue(select_node& n, std::size_t depth);
+    // The caller owns the lock: drops every level, handing it to the first
+    // live waiter or freeing it.
+    void release_all() noexcept;
+    // Under L (word value `w`, L clear in it): pops the first live waiter
+    // and makes it the owner, or frees the lock; releases L.
+    void hand_off_locked() noexcept;
+    void park_until_owner(const context& me);
+
+    // The lock word: owner context address | W | L; 0 = free. See
+    // docs/locks.md for the state machine.
+    mutable std::atomic<std::uintptr_t> word_{0};
+    // Recursion depth. Written only by the owner, or by whoever transfers
+    // ownership before its release store of word_; read only by the owner.
     std::size_t count_ = 0;
-    node_queue waiting_;
+    node_queue waiting_;  // under L
     const char* kind_;
     const char* name_;
-    bool recursive_;
+    const bool recursive_;
 };
 
 }  // namespace detail
@@ -78,6 +148,7 @@ private:
 /// A non-recursive blocking lock with FIFO hand-off. Selectable.
 class blocking_lock : public detail::blocking_lock_base {
 public:
+    /// `name` (not copied; may be nullptr) names the lock in misuse reports.
     explicit blocking_lock(const char* name = nullptr) noexcept
         : blocking_lock_base(false, "blocking_lock", name) {}
 };
@@ -86,6 +157,7 @@ public:
 /// unlocked as often. Only the owner may unlock. Selectable.
 class owner_lock : public detail::blocking_lock_base {
 public:
+    /// `name` (not copied; may be nullptr) names the lock in misuse reports.
     explicit owner_lock(const char* name = nullptr) noexcept
         : blocking_lock_base(true, "owner_lock", name) {}
 };

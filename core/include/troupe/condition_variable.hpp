@@ -9,17 +9,22 @@
 /// Waiters are woken in FIFO order. With `blocking_lock`/`owner_lock` a
 /// notify moves the waiter straight onto the lock's queue (or grants it the
 /// lock), so the woken thread never contends for the lock again and its
-/// recursion depth is restored. Timed waits return false on timeout; the
-/// timer is armed only after the waiter is queued, and a timeout and a notify
-/// never both take effect (one CAS decides).
+/// recursion depth is restored. Timed waits return false on timeout; a
+/// timeout and a notify never both take effect (one CAS decides).
+///
+/// Cost: a waiters flag and the queue lock share one atomic word; a notify
+/// with nobody waiting is one load. Stray wakes (an unpark from elsewhere)
+/// never end a wait early (checked builds report them).
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <concepts>
 #include <utility>
 
 #include "troupe/blocking_lock.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/wait_word.hpp"
 #include "troupe/select.hpp"
-#include "troupe/spinlock.hpp"
 
 namespace troupe {
 
@@ -32,20 +37,28 @@ public:
     ~condition_variable();
 
     /// Releases `l`, parks until notified, and returns holding `l` again.
+    /// `l` must be held by the caller; its unlock() must not throw. Throws
+    /// only what `l.lock()` throws when re-acquiring (never for troupe's
+    /// blocking locks, which are handed back by the notifier).
     template <class Lock>
     void wait(Lock& l) {
         wait_impl(l, nullptr);
     }
-    /// Waits until `pred()` holds (checked with `l` held).
+    /// Waits until `pred()` holds (checked with `l` held). An exception from
+    /// `pred` propagates with `l` held and nothing queued.
     template <class Lock, std::predicate Pred>
     void wait(Lock& l, Pred pred) {
         while (!pred()) wait(l);
     }
-    /// As wait, but gives up at `deadline`: returns false on timeout.
+    /// As wait, but gives up at `deadline`: returns false on timeout, true
+    /// if notified (exactly one of the two takes effect). Arming the timer
+    /// may allocate: std::bad_alloc then propagates with `l` still held and
+    /// nothing queued (strong guarantee).
     template <class Lock>
     bool wait_until(Lock& l, std::chrono::steady_clock::time_point deadline) {
         return wait_impl(l, &deadline);
     }
+    /// wait_until(l, now + d).
     template <class Lock>
     bool wait_for(Lock& l, std::chrono::nanoseconds d) {
         return wait_until(l, std::chrono::steady_clock::now() + d);
@@ -57,23 +70,39 @@ public:
             if (!wait_until(l, deadline)) return pred();
         return true;
     }
+    /// wait_until(l, now + d, pred).
     template <class Lock, std::predicate Pred>
     bool wait_for(Lock& l, std::chrono::nanoseconds d, Pred pred) {
         return wait_until(l, std::chrono::steady_clock::now() + d, std::move(pred));
     }
 
-    /// Wakes the longest waiter; returns whether there was one.
-    bool notify_one() noexcept;
-    /// Wakes every waiter; returns whether there was any.
-    bool notify_all() noexcept;
-    /// Whether nobody waits (a snapshot).
-    bool empty() const noexcept;
+    /// Wakes the longest waiter; returns whether there was one. With nobody
+    /// waiting it is one load and takes no lock. nothrow.
+    bool notify_one() noexcept {
+        // A waiter queues (setting W) before releasing the user's lock, so a
+        // notifier ordered after that release by the lock sees W.
+        if (!(word_.load(std::memory_order_acquire) & detail::waiters_bit)) return false;
+        return notify_one_slow();
+    }
+    /// Wakes every waiter; returns whether there was any. As notify_one
+    /// with nobody waiting. nothrow.
+    bool notify_all() noexcept {
+        if (!(word_.load(std::memory_order_acquire) & detail::waiters_bit)) return false;
+        return notify_all_slow();
+    }
+    /// Whether nobody waits (a snapshot). Lock-free.
+    bool empty() const noexcept {
+        return !(word_.load(std::memory_order_acquire) & detail::waiters_bit);
+    }
 
 private:
+    enum class outcome : int { pending, notified, timed_out };
     struct waiter {
         explicit waiter(context& me) noexcept : node(me, status), lock_node(me) { node.extra = this; }
         std::atomic<std::uintptr_t> status{0};
-        bool timed_out = false;  // written by the timer after it won the claim
+        // Set by the winner of `node` (a non-morphing notifier or the timer)
+        // after its last touch of this waiter but the timer node.
+        std::atomic<outcome> result{outcome::pending};
         select_node node;       // in our queue; exclusive: notify vs timeout
         select_node lock_node;  // plain; queued on a morphing lock by notify
         detail::blocking_lock_base* morph = nullptr;
@@ -81,14 +110,18 @@ private:
     };
 
     void enqueue(waiter& w) noexcept;
-    // After a wake: true if notified; false if the timer won (then we also
-    // dequeue ourselves).
+    bool notify_one_slow() noexcept;
+    bool notify_all_slow() noexcept;
+    // After the wait completed: true if notified; false if the timer won
+    // (then we also dequeue ourselves).
     bool finish(waiter& w, bool timed) noexcept;
     static void wake(waiter& w) noexcept;
+    static void on_timeout(detail::timer_node& t) noexcept;
 
     template <class Lock>
     bool wait_impl(Lock& l, const std::chrono::steady_clock::time_point* deadline) {
-        waiter w{this_context()};
+        context& me = this_context();
+        waiter w{me};
         std::size_t depth = 0;
         constexpr bool morphing = std::derived_from<Lock, detail::blocking_lock_base>;
         if constexpr (morphing) {
@@ -96,21 +129,29 @@ private:
             w.lock_node.extra = reinterpret_cast<void*>(depth);
             w.morph = &l;
         }
-        enqueue(w);  // before releasing: a notify after our unlock finds us
-        if constexpr (morphing) l.cv_release(); else l.unlock();
         if (deadline) {
+            // Armed first, while nothing is queued or released: arming may
+            // throw (it may allocate), and then the wait has had no effect.
+            // A timer firing before we queue claims the node; we then queue
+            // a lost node (notifiers drop it), park returns at once, and
+            // finish() dequeues it.
             w.timer.deadline = *deadline;
             w.timer.arg = &w;
-            w.timer.fire = [](detail::timer_node& t) noexcept {
-                auto& me = *static_cast<waiter*>(t.arg);
-                if (me.node.try_claim()) {
-                    me.timed_out = true;  // published by the unpark in wake()
-                    me.node.wake();
-                }
-            };
+            w.timer.fire = &on_timeout;
             detail::timer_arm(w.timer);
         }
-        park();
+        enqueue(w);  // before releasing: a notify after our unlock finds us
+        if constexpr (morphing) l.cv_release(); else l.unlock();
+        // Done when notified (a morphing lock names us as its owner: the
+        // notifier queued us there, or granted it) or timed out. Anything
+        // else waking us is a stray wake: wait again.
+        detail::park_until(
+            [&] {
+                if constexpr (morphing)
+                    if (l.cv_granted(me)) return true;
+                return w.result.load(std::memory_order_acquire) != outcome::pending;
+            },
+            "condition_variable", nullptr, this);
         const bool notified = finish(w, deadline != nullptr);
         if constexpr (morphing) {
             if (!notified) l.cv_reacquire(depth);  // a notify hands us the lock
@@ -120,8 +161,9 @@ private:
         return notified;
     }
 
-    mutable spinlock guard_{"condition_variable"};
-    node_queue waiting_;
+    // W | L (docs/locks.md): W iff a waiter is queued.
+    mutable std::atomic<std::uintptr_t> word_{0};
+    node_queue waiting_;  // under L
 };
 
 }  // namespace troupe

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "troupe/config.hpp"
+
 namespace troupe {
 
 /// Called with a message naming the object and what went wrong.

@@ -10,14 +10,20 @@
 /// `future_error` (every build). `get` returns a reference valid until
 /// `reset` or destruction, or rethrows the delivered exception. `reset` with
 /// blocked waiters throws `future_error`.
+///
+/// Cost: the state, a waiters flag and the queue lock share one atomic word
+/// (docs/locks.md): `available`, `try_get` and `get` on a fulfilled future
+/// are one load; `fulfil` with nobody waiting is one CAS and one store.
+#include <atomic>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "troupe/error.hpp"
+#include "troupe/detail/wait_word.hpp"
 #include "troupe/select.hpp"
-#include "troupe/spinlock.hpp"
 
 namespace troupe {
 
@@ -28,50 +34,63 @@ public:
     future_base(const future_base&) = delete;
     future_base& operator=(const future_base&) = delete;
 
-    /// Whether a value or exception has been delivered.
-    bool available() const noexcept { return state_.load(std::memory_order_acquire) != empty; }
+    /// Whether a value or exception has been delivered. Lock-free, nothrow.
+    bool available() const noexcept { return state() != empty; }
     /// Delivers `e` instead of a value; get() rethrows it. Returns whether
-    /// threads were waiting. Throws future_error if already fulfilled.
+    /// threads were waiting. Throws future_error if already fulfilled and
+    /// std::invalid_argument for a null `e` (strong guarantee: nothing changes).
     bool fulfil_exception(std::exception_ptr e);
     /// Number of blocked waiters (a snapshot).
     std::size_t waiters() const noexcept;
 
-    bool register_select(select_node& n);
-    bool unregister_select(select_node& n);
+    /// Selectable: the clause is available once the future is. nothrow.
+    bool register_select(select_node& n) noexcept;
+    bool unregister_select(select_node& n) noexcept;
     bool on_selected(select_node&) noexcept { return true; }
 
 protected:
-    enum : int { empty = 0, has_value = 1, has_error = 2 };
+    // The state lives in word_'s payload bits.
+    enum : std::uintptr_t {
+        empty = 0,
+        has_value = std::uintptr_t{1} << payload_shift,
+        has_error = std::uintptr_t{2} << payload_shift,
+    };
+    static constexpr std::uintptr_t state_mask = has_value | has_error;
     future_base() noexcept = default;
     ~future_base();
 
+    // acquire: the value or exception stored before publication is visible.
+    std::uintptr_t state() const noexcept {
+        return word_.load(std::memory_order_acquire) & state_mask;
+    }
     // Blocks until available; rethrows a delivered exception.
     void wait();
-    // Under guard_: checks emptiness (throws), stores via `store`, wakes.
+    // Takes L, checks emptiness (throws future_error), stores via `store`
+    // (an exception from it leaves the future empty), publishes and wakes.
     template <class Store>
-    bool deliver(Store&& store, int state = has_value) {
-        guard_.lock();
-        if (state_.load(std::memory_order_relaxed) != empty) {
-            guard_.unlock();
+    bool deliver(Store&& store, std::uintptr_t new_state = has_value) {
+        const std::uintptr_t w = lock_queue(word_);
+        if (w & state_mask) {
+            unlock_queue(word_, w);
             throw_already_fulfilled();
         }
         try {
             store();
         } catch (...) {
-            guard_.unlock();
+            unlock_queue(word_, w);
             throw;
         }
-        return publish_and_wake(state);  // unlocks guard_
+        return publish_and_wake(new_state);  // releases L
     }
-    void begin_reset();  // locks guard_, throws if waiters (unlocked)
+    void begin_reset();  // takes L; throws future_error (L released) if waiters
     void end_reset() noexcept;
     [[noreturn]] void throw_already_fulfilled() const;
-    bool publish_and_wake(int state) noexcept;
+    bool publish_and_wake(std::uintptr_t new_state) noexcept;
 
-    mutable spinlock guard_{"future"};
-    std::atomic<int> state_{empty};
+    // state | W | L (docs/locks.md).
+    mutable std::atomic<std::uintptr_t> word_{empty};
     std::exception_ptr error_;
-    node_queue waiting_;
+    node_queue waiting_;  // under L
 };
 
 }  // namespace detail
@@ -89,15 +108,18 @@ public:
         return deliver([&] { value_.emplace(std::forward<U>(v)); });
     }
 
-    /// Parks until fulfilled; returns the value or rethrows the exception.
+    /// Parks until fulfilled; returns the value or rethrows the delivered
+    /// exception. A ready value costs one load and takes no lock.
     const T& get() {
-        wait();
+        if (state() != has_value) [[unlikely]] wait();
         return *value_;
     }
-    /// The value if available (rethrows a delivered exception), else nullptr.
+    /// The value if available (rethrows a delivered exception), else
+    /// nullptr. Never blocks.
     const T* try_get() const {
-        if (!available()) return nullptr;
-        if (state_.load(std::memory_order_acquire) == has_error) std::rethrow_exception(error_);
+        const std::uintptr_t s = state();
+        if (s == empty) return nullptr;
+        if (s == has_error) std::rethrow_exception(error_);
         return &*value_;
     }
     /// Makes the future empty again. Throws future_error if threads wait.
@@ -115,10 +137,16 @@ template <>
 class future<void> : public detail::future_base {
 public:
     future() noexcept = default;
+    /// Marks the future ready and wakes every waiter; returns whether any
+    /// waited. Throws future_error if already fulfilled (strong guarantee).
     bool fulfil() {
         return deliver([] {});
     }
-    void get() { wait(); }
+    /// Parks until fulfilled; rethrows a delivered exception. A ready
+    /// future costs one load and takes no lock.
+    void get() {
+        if (state() != has_value) [[unlikely]] wait();
+    }
     void reset() {
         begin_reset();
         end_reset();

@@ -111,6 +111,16 @@ public:
         if (commit()) unpark_waiter();
     }
 
+    /// Plain nodes: marks the waiter's operation complete. The resource calls
+    /// it after dequeuing the node and performing the operation, with the
+    /// waiter's context already read: it is the resource's last touch of the
+    /// node (release: publishes the operation to the waiter), followed only by
+    /// `unpark(context)`. A waiter parks until `granted()`, so a stray wake
+    /// never lets it leave while the node is still in use.
+    void grant() noexcept { granted_.store(true, std::memory_order_release); }
+    /// Whether grant() was called (acquire: the operation is visible).
+    bool granted() const noexcept { return granted_.load(std::memory_order_acquire); }
+
     /// Resource-specific payload (a channel's element pointer, for example).
     void* extra = nullptr;
 
@@ -125,6 +135,7 @@ private:
     context* waiter_;
     std::atomic<std::uintptr_t>* status_ = nullptr;
     std::atomic<int>* park_counter_ = nullptr;
+    std::atomic<bool> granted_{false};
 };
 
 /// What a resource provides to be waited on by `waituntil` (DESIGN rule 4).

@@ -8,6 +8,7 @@
 /// recursive. Use it where the holder never blocks inside the section.
 #include <atomic>
 
+#include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
 

@@ -23,7 +23,9 @@ public:
     ~timeout() { timer_cancel(timer_); }
 
     /// Arms the timer relative to now. A duration <= 0 is available at once
-    /// (returns true if `n` is won). Never blocks.
+    /// (returns true if `n` is won). Never blocks. Arming may allocate (the
+    /// timer heap grows): std::bad_alloc then propagates with nothing armed
+    /// and `n` untouched (strong guarantee).
     bool register_select(select_node& n) {
         if (duration_ <= std::chrono::nanoseconds::zero()) return n.try_claim();
         node_ = &n;
@@ -33,7 +35,8 @@ public:
         detail::timer_arm(timer_);
         return false;
     }
-    /// Disarms the timer; returns false (a timeout has no pending operation).
+    /// Disarms the timer; returns false (a timeout has no pending
+    /// operation). When it returns the callback is not running. nothrow.
     bool unregister_select(select_node&) noexcept {
         detail::timer_cancel(timer_);
         return false;

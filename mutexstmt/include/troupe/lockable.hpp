@@ -10,6 +10,10 @@
 /// std::mutex, std::recursive_mutex, every troupe lock, `troupe::sout`, user
 /// types. `unlock()` must not throw (as for the standard's BasicLockable).
 /// This header needs nothing but the standard library.
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "troupe needs C++20 or later: compile with -std=c++20 (or -std=gnu++20)"
+#include <troupe_needs_cxx20>  // a missing header stops the compiler here
+#endif
 #include <cstdint>
 #include <memory>
 #include <type_traits>

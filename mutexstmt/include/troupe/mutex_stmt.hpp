@@ -21,10 +21,10 @@
 /// user threads, OS threads and actor behaviours.
 ///
 /// Order and cost. Locks are acquired in ascending address order. The
-/// addresses are sorted by a branch-free sorting network for 2 to 6 locks
-/// (1, 3, 5, 9, 12 compare-exchanges: the fewest possible), by insertion sort
-/// beyond (for a lock list, written out as a branch-free network of
-/// n(n-1)/2 compare-exchanges). A lock named more than once is acquired once
+/// addresses are sorted by a branch-free sorting network for 2 to 8 locks
+/// (1, 3, 5, 9, 12, 16, 19 compare-exchanges: the fewest known), by
+/// insertion sort beyond (for a lock list, written out as a branch-free
+/// network of n(n-1)/2 compare-exchanges). A lock named more than once is acquired once
 /// (so a non-recursive lock may be named twice). One lock costs exactly its
 /// lock() and unlock(); the guard is one pointer. Locks of one type are
 /// called directly; a mix of types costs one indirect call per lock() and
@@ -140,7 +140,7 @@ concept lock_range = std::ranges::contiguous_range<R> && std::ranges::sized_rang
 /// order), acquires each distinct lock once, and releases them in reverse
 /// when destroyed. The same guarantees as scoped_mutex; an empty set locks
 /// nothing. `locks` must outlive the guard and stay unmodified while it
-/// lives. Cost: the sort (a network up to 6, insertion sort beyond).
+/// lives. Cost: the sort (a network up to 8, insertion sort beyond).
 template <detail::lock_handle E>
 class [[nodiscard]] scoped_mutex_range {
 public:

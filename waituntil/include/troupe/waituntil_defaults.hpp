@@ -1,6 +1,8 @@
 #pragma once
-/// Every tunable default of troupe waituntil, in one place. Each can be
-/// overridden at compile time (-DTROUPE_WAITUNTIL_RANGE_SLOTS=...).
+/// Every tunable default of troupe waituntil, in one place. Each is a build
+/// option of troupe (meson -Dwaituntil_range_slots=N, ...) carried by
+/// troupe/config.hpp, so every translation unit sees the same value.
+#include "troupe/config.hpp"
 
 /// Clauses of a run-time-length clause (`on_any` over a range) whose select
 /// nodes live inside the statement, on the stack. A longer range allocates

@@ -1,5 +1,5 @@
 #pragma once
-// Envelopes and the copy queue that stores them (see actors/DESIGN.md).
+// Envelopes and the copy queue that stores them (see docs/actors.md).
 //
 // An envelope is (actor, message, trampoline): everything a worker needs to
 // run one receive. Sends copy envelopes into a growable array; a worker
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "troupe/config.hpp"
 #include "troupe/actor_defaults.hpp"
 #include "troupe/allocation.hpp"
 

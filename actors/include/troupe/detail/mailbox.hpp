@@ -1,5 +1,5 @@
 #pragma once
-// A mailbox: one of the executor's M message queues (see actors/DESIGN.md).
+// A mailbox: one of the executor's M message queues (see docs/actors.md).
 // Exposed only because the inline send path needs it.
 #include <atomic>
 #include <cstdint>
@@ -25,7 +25,7 @@ struct alignas(64) mailbox {
     // this is what keeps one actor on one worker at a time.
     std::atomic<bool> being_processed{false};
     // The worker whose slot range holds this mailbox (a hint for waking;
-    // see the wake protocol in actors/DESIGN.md).
+    // see the wake protocol in docs/actors.md).
     std::atomic<std::uint32_t> owner{0};
     // The executor's count of parked workers (read under `lock` by sends).
     std::atomic<std::uint32_t>* sleepers = nullptr;

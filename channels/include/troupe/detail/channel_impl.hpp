@@ -1,11 +1,12 @@
 #pragma once
 // Out-of-line members of troupe::channel<T> (included by channel.hpp).
-// See channels/design.md for the algorithm and its invariants.
+// See docs/channels.md for the algorithm and its invariants.
 #include <cstdio>
 #include <new>
 #include <string>
 #include <utility>
 
+#include "troupe/config.hpp"
 #include "troupe/error.hpp"
 
 #if defined(TROUPE_STATISTICS)

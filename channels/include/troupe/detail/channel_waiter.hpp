@@ -1,7 +1,7 @@
 #pragma once
 // Internal building blocks of channel<T>: the record a blocked operation
 // leaves for its partner, the handshake that claims a partner for a
-// rendezvous, and the wait itself. See channels/design.md for the design.
+// rendezvous, and the wait itself. See docs/channels.md for the design.
 #include <atomic>
 #include <cstdint>
 #include <new>

@@ -1,7 +1,7 @@
 #pragma once
 // Internal building blocks of waituntil: the state one statement shares, the
 // per-clause select node with its bookkeeping, resource holders and the
-// small buffer behind run-time-length clauses. See waituntil/design.md.
+// small buffer behind run-time-length clauses. See docs/waituntil.md.
 #include <atomic>
 #include <chrono>
 #include <concepts>

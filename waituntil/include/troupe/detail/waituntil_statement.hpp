@@ -1,6 +1,6 @@
 #pragma once
 // The two shapes of the waituntil algorithm (Cforall's, see
-// waituntil/design.md): exclusive (pure-or trees: one status word, exactly
+// docs/waituntil.md): exclusive (pure-or trees: one status word, exactly
 // one body) and general (trees with `&`: a status per clause and a park
 // counter; bodies run as their resources become available).
 #include <atomic>

@@ -5,7 +5,7 @@
 // the statement predicate, generated at compile time. Leaves own their
 // select nodes; junctions refer to their subtrees. The whole statement thus
 // lives in the temporaries of the caller's full-expression (on the stack),
-// allocates nothing and copies nothing. See waituntil/design.md.
+// allocates nothing and copies nothing. See docs/waituntil.md.
 #include <cstddef>
 #include <cstdint>
 #include <exception>

@@ -1,0 +1,123 @@
+#pragma once
+// Internal: the one-word state behind troupe's blocking primitives
+// (blocking_lock, owner_lock, semaphore, future, condition_variable).
+//
+// Each primitive keeps its whole synchronisation state in one atomic word:
+// its own payload in the high bits (a lock's owner, a semaphore's count, a
+// future's state) and two flag bits at the bottom:
+//
+//   W (waiters_bit)    the primitive's wait queue is non-empty;
+//   L (queue_lock_bit) someone holds the wait queue (a few instructions,
+//                      never across a park; future::fulfil also constructs
+//                      its value under it).
+//
+// Fast paths (nobody waits) read or CAS the word and never touch L. Slow
+// paths set L with a CAS from an L-clear value, work on the queue, and
+// release L with one store that also publishes the new payload and W.
+// Invariants every primitive keeps:
+//   - W is set exactly when the queue is non-empty, at every moment L is
+//     clear (it is recomputed by whoever releases L);
+//   - while L is set, only its holder changes the word; every fast-path CAS
+//     expects L clear, so it fails and falls to the slow path;
+//   - a waiter's node is dequeued by the waker under L; the waiter's
+//     completion condition is made true only after the waker's last touch of
+//     the node (see select_node::grant), so a stray wake never frees a node
+//     that is still in use.
+#include <atomic>
+#include <cstdint>
+
+#include "troupe/context.hpp"
+#include "troupe/defaults.hpp"
+#include "troupe/detail/futex.hpp"
+#include "troupe/error.hpp"
+#include "troupe/select.hpp"
+
+namespace troupe::detail {
+
+inline constexpr std::uintptr_t waiters_bit = 1;     // W
+inline constexpr std::uintptr_t queue_lock_bit = 2;  // L
+inline constexpr std::uintptr_t flag_bits = waiters_bit | queue_lock_bit;
+inline constexpr int payload_shift = 2;
+
+/// Spin-then-yield for the short waits on L (and nothing else: contended
+/// waits for a primitive itself go through park()).
+struct queue_backoff {
+    int spins = 0;
+    void pause() noexcept;
+};
+
+/// Sets L on `word` (spinning while another holder has it) and returns the
+/// word's value just before, L clear. acquire: the previous holder's queue
+/// writes are visible.
+std::uintptr_t lock_queue(std::atomic<std::uintptr_t>& word) noexcept;
+
+/// Releases L by storing `value` (L clear). release: our queue writes and
+/// payload are visible to the next holder and to fast-path readers.
+inline void unlock_queue(std::atomic<std::uintptr_t>& word, std::uintptr_t value) noexcept {
+    word.store(value & ~queue_lock_bit, std::memory_order_release);
+}
+
+/// `w`'s W bit recomputed from `q`.
+inline std::uintptr_t with_waiters(std::uintptr_t w, const node_queue& q) noexcept {
+    return q.empty() ? (w & ~waiters_bit) : (w | waiters_bit);
+}
+
+/// Checked builds: reports, naming the primitive, that park() returned
+/// while its completion condition did not hold (a stray unpark). Release
+/// builds: nothing.
+void report_stray_wake(const char* kind, const char* name, const void* address);
+
+/// Parks until `done()` holds. Every blocking primitive waits through this:
+/// a stray wake (a park() that returns with the condition false) is
+/// reported in checked builds and the caller parks again.
+template <class Done>
+void park_until(Done&& done, const char* kind, const char* name, const void* address) {
+    for (;;) {
+        park();
+        if (done()) return;
+        if constexpr (checked_build) report_stray_wake(kind, name, address);
+    }
+}
+
+/// Waiters to wake after a multi-wake (semaphore release(n), future fulfil)
+/// releases L. Plain nodes are linked here and granted after L is released;
+/// select nodes (exclusive or general mode) are woken at once, under L,
+/// because their waiter's condition (its status word) is already true and
+/// only L keeps the node alive (unregister_select takes L).
+class grant_list {
+public:
+    /// Under L, after `n` was dequeued, won (try_claim) and its operation done.
+    void add(select_node& n) noexcept {
+        ++count_;
+        if (!n.is_plain()) {
+            n.wake();
+            return;
+        }
+        n.next_ = nullptr;
+        if (tail_) tail_->next_ = &n; else head_ = &n;
+        tail_ = &n;
+    }
+    /// How many nodes were added (woken or to grant).
+    std::size_t size() const noexcept { return count_; }
+    /// After L is released: grants and unparks each plain node in FIFO
+    /// order. The link and the waiter are read before the grant, which is
+    /// the last touch of the node.
+    void grant_all() noexcept {
+        select_node* n = head_;
+        head_ = tail_ = nullptr;
+        while (n) {
+            select_node* next = n->next_;
+            context& c = n->waiter();
+            n->grant();
+            unpark(c);
+            n = next;
+        }
+    }
+
+private:
+    select_node* head_ = nullptr;
+    select_node* tail_ = nullptr;
+    std::size_t count_ = 0;
+};
+
+}  // namespace troupe::detail

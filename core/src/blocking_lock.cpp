@@ -1,0 +1,278 @@
+// blocking_lock and owner_lock: one atomic word, FIFO hand-off.
+//
+// word_ = owner | W | L (see detail/wait_word.hpp and docs/locks.md):
+//
+//   0            free, nobody waits
+//   O            held by context O, nobody waits
+//   O|W          held by O, the queue is non-empty
+//   x|L          the queue is held (x is one of the above, or 0 while a
+//                free lock is being granted or won by a select clause)
+//
+// Transitions (-> by CAS unless noted; "store" releases L):
+//   lock fast      0 -> me
+//   unlock fast    me -> 0                      (fails on any flag bit)
+//   enqueue        O[|W] -> O[|W]|L, push, store O|W
+//   hand-off       me|W -> me|W|L, pop first live node N,
+//                  store N|W or N (queue empty) or 0 (no live node)
+//   select win     0 -> L, claim, store me (won) or 0 (lost)
+//   cv grant       0 -> L, store waiter
+// Invariants:
+//   I1  the word is never 0 (or owner-less) while W is set: a waiter exists
+//       only behind an owner, and ownership passes to it directly;
+//   I2  under L the owner cannot change (its unlock CAS expects L clear), so
+//       an enqueuer that saw owner O queues behind O, and O's unlock then
+//       finds W and hands off (a waiter arriving while the holder releases
+//       either sees 0 and takes the lock, or is queued before the release
+//       reads the word);
+//   I3  count_ is written by the owner, or by the granter before the
+//       release store that names the new owner; read only by the owner;
+//   I4  a plain waiter's completion is "the word names me": it becomes true
+//       in the granter's release store, after which the granter touches
+//       only the waiter's context (read before).
+#include "troupe/blocking_lock.hpp"
+
+#include <string>
+
+namespace troupe::detail {
+
+blocking_lock_base::~blocking_lock_base() {
+    if constexpr (checked_build) {
+        const std::uintptr_t w = word_.load(std::memory_order_acquire);
+        if (w & waiters_bit)
+            report_misuse(describe(kind_, name_, this) + ": destroyed while " +
+                          std::to_string(waiting_.size()) + " thread(s) wait for it");
+        else if (owner_of(w))
+            report_misuse(describe(kind_, name_, this) + ": destroyed while held");
+    }
+}
+
+bool blocking_lock_base::try_lock() noexcept {
+    context& me = this_context();
+    std::uintptr_t w = word_.load(std::memory_order_relaxed);
+    if (w == 0) {
+        // Same step as the lock fast path; a failure means someone got there first.
+        if (!word_.compare_exchange_strong(w, to_word(me), std::memory_order_acquire,
+                                           std::memory_order_relaxed))
+            return false;
+        count_ = 1;
+        return true;
+    }
+    if (recursive_ && owner_of(w) == &me) {
+        ++count_;  // we own it: count_ is ours
+        return true;
+    }
+    return false;
+}
+
+void blocking_lock_base::lock_slow(context& me) {
+    select_node n{me};
+    if (!acquire_or_enqueue(n, 1)) park_until_owner(me);
+}
+
+bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
+    context& me = n.waiter();
+    queue_backoff b;
+    std::uintptr_t w;
+    for (;;) {
+        w = word_.load(std::memory_order_relaxed);
+        if (w == 0) {
+            // Free (I1: nobody waits): take it.
+            if (word_.compare_exchange_weak(w, to_word(me), std::memory_order_acquire,
+                                            std::memory_order_relaxed)) {
+                count_ = depth;
+                return true;
+            }
+            continue;
+        }
+        if (owner_of(w) == &me) {
+            if (recursive_) {
+                count_ += depth;
+                return true;
+            }
+            if constexpr (checked_build) {
+                report_misuse(describe(kind_, name_, this) +
+                              ": locked again by the thread that holds it (not recursive: deadlock)");
+                return true;  // the handler returned: leave the lock as it was
+            }
+            // Release build: queue behind ourselves (a deadlock, as documented).
+        }
+        if (w & queue_lock_bit) {
+            b.pause();
+            continue;
+        }
+        // Held by someone else: take L. acquire: see the queue as left.
+        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acquire,
+                                        std::memory_order_relaxed))
+            break;
+    }
+    // Under L, the owner is fixed (I2): queue behind it and publish W with
+    // the release of L.
+    n.extra = reinterpret_cast<void*>(depth);
+    waiting_.push_back(n);
+    unlock_queue(word_, w | waiters_bit);
+    return false;
+}
+
+void blocking_lock_base::park_until_owner(const context& me) {
+    park_until([&] { return cv_granted(me); }, kind_, name_, this);
+}
+
+void blocking_lock_base::unlock_slow() {
+    const context& me = this_context();
+    if (owner() != &me) {
+        if constexpr (checked_build) {
+            const bool held = owner() != nullptr;
+            report_misuse(describe(kind_, name_, this) +
+                          (held ? ": unlocked by a thread that does not hold it"
+                                : ": unlocked while not held"));
+        }
+        return;  // never release someone else's lock
+    }
+    if (count_ > 1) {
+        --count_;
+        return;
+    }
+    release_all();
+}
+
+void blocking_lock_base::release_all() noexcept {
+    queue_backoff b;
+    for (;;) {
+        std::uintptr_t w = word_.load(std::memory_order_relaxed);
+        if (w & queue_lock_bit) {
+            b.pause();  // an enqueuer or a select unregister holds the queue
+            continue;
+        }
+        if (!(w & waiters_bit)) {
+            // Nobody waits: free. release publishes the critical section.
+            if (word_.compare_exchange_weak(w, 0, std::memory_order_release,
+                                            std::memory_order_relaxed))
+                return;
+            continue;
+        }
+        // Waiters: take L to hand off. acq_rel: we release the critical
+        // section to the next owner through this word, and see the queue.
+        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed))
+            break;
+    }
+    hand_off_locked();
+}
+
+void blocking_lock_base::hand_off_locked() noexcept {
+    // Skip nodes whose waituntil was already won elsewhere (pop_claimed), so
+    // the lock never goes to a thread that no longer wants it.
+    select_node* n = waiting_.pop_claimed();
+    if (!n) {
+        unlock_queue(word_, 0);  // every queued clause had lost: free
+        return;
+    }
+    context& next = n->waiter();
+    count_ = reinterpret_cast<std::size_t>(n->extra);  // I3: before the store naming it
+    // General mode must commit under L: its waiter may finish its statement
+    // as soon as it can take L again.
+    const bool owed = n->commit();
+    // One store: the new owner, W iff more wait, L released (I1, I4). From
+    // here on the node may be gone; only `next` is touched.
+    unlock_queue(word_, with_waiters(to_word(next), waiting_));
+    if (owed) unpark(next);
+}
+
+std::size_t blocking_lock_base::waiters() const noexcept {
+    const std::uintptr_t w = lock_queue(word_);
+    const std::size_t n = waiting_.size();
+    unlock_queue(word_, w);
+    return n;
+}
+
+bool blocking_lock_base::register_select(select_node& n) noexcept {
+    context& me = n.waiter();
+    queue_backoff b;
+    std::uintptr_t w;
+    for (;;) {
+        w = word_.load(std::memory_order_relaxed);
+        if (w == 0) {
+            // Free: hold L on the free lock so that winning the statement and
+            // taking the lock are one step for everyone else (a lost clause
+            // must not acquire anything).
+            if (!word_.compare_exchange_weak(w, queue_lock_bit, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+                continue;
+            if (n.try_claim()) {
+                count_ = 1;
+                unlock_queue(word_, to_word(me));
+                return true;
+            }
+            unlock_queue(word_, 0);
+            return false;
+        }
+        if (recursive_ && owner_of(w) == &me) {
+            // Ours already: nobody else can change the owner.
+            const bool won = n.try_claim();
+            if (won) ++count_;
+            return won;
+        }
+        if (w & queue_lock_bit) {
+            b.pause();
+            continue;
+        }
+        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acquire,
+                                        std::memory_order_relaxed))
+            break;
+    }
+    // Queue it even if another clause already won the statement: unlock's
+    // pop_claimed drops such nodes, and unregister removes them.
+    n.extra = reinterpret_cast<void*>(std::size_t{1});
+    waiting_.push_back(n);
+    unlock_queue(word_, w | waiters_bit);
+    return false;
+}
+
+bool blocking_lock_base::unregister_select(select_node& n) noexcept {
+    const std::uintptr_t w = lock_queue(word_);
+    if (waiting_.remove(n)) {
+        unlock_queue(word_, with_waiters(w, waiting_));
+        return false;
+    }
+    // Not queued: either it lost at registration, or it acquired the lock.
+    // Release only what this node acquired (never another level).
+    const bool acquired = !n.is_plain() && n.is_claimed() && owner_of(w) == &n.waiter();
+    unlock_queue(word_, w);
+    if (acquired) unlock();
+    return false;
+}
+
+void blocking_lock_base::cv_release() {
+    if constexpr (checked_build) {
+        if (owner() != &this_context()) {
+            report_misuse(describe(kind_, name_, this) +
+                          ": condition_variable wait without holding the lock");
+            return;
+        }
+    }
+    release_all();
+}
+
+void blocking_lock_base::cv_enqueue_or_grant(select_node& plain_node) noexcept {
+    const std::uintptr_t w = lock_queue(word_);
+    if (w == 0) {
+        // Free (only L, set by us): grant it to the waiter. I3: its depth
+        // before the store naming it; I4: nothing of the node after it.
+        context& c = plain_node.waiter();
+        count_ = reinterpret_cast<std::size_t>(plain_node.extra);
+        unlock_queue(word_, to_word(c));
+        unpark(c);
+        return;
+    }
+    // Held: queue the waiter; the owner's unlock hands the lock over and wakes it.
+    waiting_.push_back(plain_node);
+    unlock_queue(word_, w | waiters_bit);
+}
+
+void blocking_lock_base::cv_reacquire(std::size_t depth) {
+    context& me = this_context();
+    select_node n{me};
+    if (!acquire_or_enqueue(n, depth)) park_until_owner(me);
+}
+
+}  // namespace troupe::detail

@@ -1,0 +1,106 @@
+// future: one word (state | W | L); get and available on a ready future are
+// one load.
+//
+// Transitions ("store" releases L):
+//   fulfil     empty[|W] -> |L, store the value, pop every live waiter,
+//              store has_value|has_error (W clear: the queue is empty)
+//   wait       empty[|W] -> |L, push, store empty|W; or (state set) store back
+//   reset      x -> x|L, throw if W, clear the value, store empty
+// Invariants:
+//   F1  the state changes from empty only in fulfil's final store, which is
+//       fulfil's last touch of *this: a thread that sees it may destroy the
+//       future (its waiters' nodes are on their own stacks);
+//   F2  a plain waiter completes when its node is granted, after the
+//       fulfiller's last touch of the node (grant_list).
+#include "troupe/future.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace troupe::detail {
+
+future_base::~future_base() {
+    // F1: no lock needed to know fulfil is done with us.
+    if constexpr (checked_build) {
+        if (word_.load(std::memory_order_acquire) & waiters_bit)
+            report_misuse(describe("future", nullptr, this) + ": destroyed while " +
+                          std::to_string(waiting_.size()) + " thread(s) wait on it");
+    }
+}
+
+void future_base::throw_already_fulfilled() const {
+    throw future_error(describe("future", nullptr, this) +
+                       ": fulfilled twice (reset() it before fulfilling again)");
+}
+
+bool future_base::publish_and_wake(std::uintptr_t new_state) noexcept {
+    grant_list to_wake;
+    while (select_node* n = waiting_.pop_claimed()) to_wake.add(*n);
+    const bool any = to_wake.size() > 0;
+    unlock_queue(word_, new_state);  // F1: publishes the value; the last touch of *this
+    to_wake.grant_all();
+    return any;
+}
+
+bool future_base::fulfil_exception(std::exception_ptr e) {
+    if (!e) throw std::invalid_argument("troupe::future::fulfil_exception: null exception_ptr");
+    return deliver([&] { error_ = std::move(e); }, has_error);
+}
+
+void future_base::wait() {
+    if (state() == empty) {
+        select_node n{this_context()};
+        const std::uintptr_t w = lock_queue(word_);
+        if ((w & state_mask) == empty) {
+            waiting_.push_back(n);
+            unlock_queue(word_, w | waiters_bit);
+            // fulfil publishes the state, then grants our node (F2).
+            park_until([&] { return n.granted(); }, "future", nullptr, this);
+        } else {
+            unlock_queue(word_, w);
+        }
+    }
+    if (state() == has_error) std::rethrow_exception(error_);
+}
+
+std::size_t future_base::waiters() const noexcept {
+    const std::uintptr_t w = lock_queue(word_);
+    const std::size_t n = waiting_.size();
+    unlock_queue(word_, w);
+    return n;
+}
+
+void future_base::begin_reset() {
+    const std::uintptr_t w = lock_queue(word_);
+    if (w & waiters_bit) {
+        const std::size_t n = waiting_.size();
+        unlock_queue(word_, w);
+        throw future_error(describe("future", nullptr, this) + ": reset while " + std::to_string(n) +
+                           " thread(s) wait on it");
+    }
+}
+
+void future_base::end_reset() noexcept {
+    error_ = nullptr;
+    unlock_queue(word_, empty);
+}
+
+bool future_base::register_select(select_node& n) noexcept {
+    const std::uintptr_t w = lock_queue(word_);
+    if (w & state_mask) {
+        unlock_queue(word_, w);
+        return n.try_claim();
+    }
+    waiting_.push_back(n);
+    unlock_queue(word_, w | waiters_bit);
+    return false;
+}
+
+bool future_base::unregister_select(select_node& n) noexcept {
+    const std::uintptr_t w = lock_queue(word_);
+    waiting_.remove(n);
+    unlock_queue(word_, with_waiters(w, waiting_));
+    return false;
+}
+
+}  // namespace troupe::detail
