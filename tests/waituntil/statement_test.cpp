@@ -14,6 +14,7 @@
 #include "fixture.hpp"
 #include "troupe/future.hpp"
 #include "troupe/semaphore.hpp"
+#include "troupe/spinlock.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/timeout.hpp"
 #include "troupe/waituntil.hpp"
