@@ -36,7 +36,7 @@ failed=0
 run() {
   local p="$dir/$1"; shift
   [ -x "$p" ] || return 0
-  if ! "$p" "$@" | grep '^RESULT '; then
+  if ! ${TIMED:-} "$p" "$@" | grep '^RESULT '; then
     echo "actors: $(basename "$p") $* failed" >&2
     failed=1
   fi
