@@ -250,8 +250,9 @@ void park() noexcept {
         return;
     if (self.is_user_thread()) {
         detail::processor::switch_out(static_cast<detail::fiber*>(&self), detail::post_action::park);
-        // Resumed: the unparker set us back to running.
-        std::atomic_thread_fence(std::memory_order_acquire);
+        // Resumed: the unparker set us back to running (acquire: see what
+        // it wrote; an acquire load, not a fence, which TSan does not model).
+        (void)self.state_.load(std::memory_order_acquire);
         return;
     }
     // An OS thread polls its permit briefly before sleeping (adaptive, see
@@ -268,9 +269,9 @@ void park() noexcept {
     if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked, std::memory_order_acq_rel)) {
-        // A permit arrived between the two CASes: consume it.
+        // A permit arrived between the two CASes: consume it. (The failed
+        // acq_rel CAS read the permit with acquire: we see the waker's writes.)
         self.state_.store(context::running, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_acquire);
         return;
     }
     while (self.state_.load(std::memory_order_acquire) == context::parked)
