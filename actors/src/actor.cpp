@@ -1,10 +1,16 @@
-// Actor attach/detach, the live-actor registry, copy queues, names.
+// Actor attach/detach, the live-actor registry, copy queues, names, the
+// reply duty of requests, exceptions escaping behaviours.
+#include <cxxabi.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 
 #include "executor.hpp"
 #include "troupe/config.hpp"
@@ -12,24 +18,95 @@
 
 namespace troupe::detail {
 
-std::string_view class_of_constructor(std::string_view fn) noexcept {
-    // "ns::cls<T>::cls(int)" -> "ns::cls<T>"; anything else is returned whole.
-    auto paren = fn.find('(');
-    std::string_view head = fn.substr(0, paren);
-    // Strip a leading return type or qualifiers ("void f()" has a space).
+namespace {
+
+// Whether s[b, e) is a scope users do not write: a function (local
+// classes: "f()", "f() const", "<lambda()>") or an anonymous namespace.
+bool unwritten_scope(std::string_view c) noexcept {
+    if (c.empty()) return false;
+    if (c == "{anonymous}" || c == "(anonymous namespace)") return true;
+    if (c.starts_with("<lambda")) return true;
+    if (c.back() == ')') return true;
+    if (c.ends_with(") const") || c.ends_with(") volatile") || c.ends_with(") const volatile")) return true;
+    return false;
+}
+
+// Start of the name component ending just before `end` in s: walks back
+// over balanced brackets to the previous "::", or to a top-level separator.
+std::size_t component_begin(const std::string& s, std::size_t end) noexcept {
     int depth = 0;
-    std::size_t last_sep = std::string_view::npos;
-    for (std::size_t i = 0; i + 1 < head.size(); ++i) {
-        char c = head[i];
-        if (c == '<') ++depth;
-        else if (c == '>') --depth;
-        else if (depth == 0 && c == ':' && head[i + 1] == ':') last_sep = i;
+    std::size_t i = end;
+    while (i > 0) {
+        const char c = s[i - 1];
+        if (c == ')' || c == '>' || c == ']') {
+            ++depth;
+        } else if (c == '(' || c == '<' || c == '[') {
+            if (depth == 0) return i;  // an enclosing argument list starts here
+            --depth;
+        } else if (depth == 0) {
+            if (c == ',' ) return i;
+            if (c == ' ' && !(i >= 2 && s[i - 2] == ')')) return i;  // "f() const" keeps its space
+            if (c == ':' && i >= 2 && s[i - 2] == ':') return i;
+        }
+        --i;
     }
-    if (last_sep == std::string_view::npos) return fn;
-    std::string_view cls = head.substr(0, last_sep);
-    auto space = cls.rfind(' ');
-    if (space != std::string_view::npos && cls.find('<') > space) cls = cls.substr(space + 1);
-    return cls;
+    return 0;
+}
+
+}  // namespace
+
+std::string user_type_name(std::string_view spelling) {
+    std::string s{spelling};
+    // Drop each "scope::" whose scope is unwritten, left to right; a scope
+    // starts after the previous "::" or a top-level separator.
+    std::size_t from = 0;
+    for (;;) {
+        const std::size_t sep = s.find("::", from);
+        if (sep == std::string::npos) break;
+        const std::size_t b = component_begin(s, sep);
+        const std::string_view c = std::string_view{s}.substr(b, sep - b);
+        if (unwritten_scope(c)) {
+            // Also drop the qualifiers before a local class's function scope
+            // ("ns::f()::x" -> "x"): everything back to the qualified name's
+            // start.
+            std::size_t q = b;
+            while (q >= 2 && s[q - 1] == ':' && s[q - 2] == ':') q = component_begin(s, q - 2);
+            s.erase(q, sep + 2 - q);
+            from = q;
+        } else {
+            from = sep + 2;
+        }
+    }
+    return s;
+}
+
+std::string class_of_constructor(std::string_view fn) {
+    // "ns::cls<T>::cls(int) [with T = int]" -> "ns::cls<T>"; a local class's
+    // "f()::lonely::lonely()" -> "lonely"; anything else is returned whole.
+    if (auto with = fn.find(" [with "); with != std::string_view::npos) fn = fn.substr(0, with);
+    // The constructor's parameter list: the last balanced "(...)".
+    if (fn.empty() || fn.back() != ')') return user_type_name(fn);
+    int depth = 0;
+    std::size_t open = std::string_view::npos;
+    for (std::size_t i = fn.size(); i > 0; --i) {
+        const char c = fn[i - 1];
+        if (c == ')') ++depth;
+        else if (c == '(' && --depth == 0) {
+            open = i - 1;
+            break;
+        }
+    }
+    if (open == std::string_view::npos) return std::string{fn};
+    const std::string head{fn.substr(0, open)};  // "f()::lonely::lonely"
+    const std::size_t b = component_begin(head, head.size());  // the constructor's own name
+    if (b < 2 || head[b - 1] != ':' || head[b - 2] != ':') return user_type_name(fn);
+    std::string cls = head.substr(0, b - 2);
+    // Strip a leading return type or qualifiers ("void f()" has a space at
+    // the top level).
+    const std::size_t start = component_begin(cls, cls.size());
+    std::size_t qs = start;
+    while (qs >= 2 && cls[qs - 1] == ':' && cls[qs - 2] == ':') qs = component_begin(cls, qs - 2);
+    return user_type_name(std::string_view{cls}.substr(qs));
 }
 
 void attach(actor& a, actor_system* sys, const std::source_location& where) {
@@ -40,7 +117,7 @@ void attach(actor& a, actor_system* sys, const std::source_location& where) {
     // acquire: pairs with the release in stop(); a stopped system takes no actors.
     if (!ex || !ex->accepting.load(std::memory_order_acquire)) [[unlikely]] {
         worker_access::mark_unattached(a);
-        const std::string who = describe("actor", std::string{class_of_constructor(where.function_name())}.c_str(), &a);
+        const std::string who = describe("actor", class_of_constructor(where.function_name()).c_str(), &a);
         if constexpr (checked_build) {
             report_misuse(who + ": created with no running actor system (start one first)");
             return;
@@ -103,9 +180,9 @@ void worker_access::unlink_settled(actor& a) noexcept {
     set_flags(a, actor::registered_bit, 0);
 }
 
-void send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_names& names) {
+bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_names& names) {
 #if defined(TROUPE_CHECKED)
-    if (!check_send(a, m, names)) return;
+    if (!check_send(a, m, names)) return false;
     const envelope e{&a, &m, fn, &names};
 #else
     const envelope e{&a, &m, fn};
@@ -116,7 +193,12 @@ void send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
     } else {
         mailbox& mb = *worker_access::box(a);
         mb.lock.lock();
-        mb.queue->push(e);
+        try {
+            mb.queue->push(e);  // strong: a failed growth leaves the queue as it was
+        } catch (...) {
+            mb.lock.unlock();
+            throw;
+        }
         // Invariant: pending == queue->size() whenever the lock is free.
         mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
         // A worker that parks announces itself in `sleepers`, then checks its
@@ -130,6 +212,7 @@ void send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
 #if defined(TROUPE_STATISTICS)
     note_sent(a);
 #endif
+    return true;
 }
 
 void copy_queue::append(const envelope* e, std::uint32_t n) {
@@ -139,27 +222,104 @@ void copy_queue::append(const envelope* e, std::uint32_t n) {
     count_ += n;
 }
 
-copy_queue::copy_queue(std::uint32_t capacity)
-    : buf_(static_cast<envelope*>(std::malloc(sizeof(envelope) * capacity))), capacity_(capacity) {
+// Buffers come from operator new (nothrow), so allocation-failure tests
+// see them; envelopes are trivially copyable (memcpy moves them).
+namespace {
+envelope* allocate_envelopes(std::uint32_t n) noexcept {
+    return static_cast<envelope*>(::operator new(sizeof(envelope) * n, std::nothrow));
+}
+}  // namespace
+
+copy_queue::copy_queue(std::uint32_t capacity) : buf_(allocate_envelopes(capacity)), capacity_(capacity) {
     if (!buf_) throw std::bad_alloc{};
 }
 
-copy_queue::~copy_queue() { std::free(buf_); }
+copy_queue::~copy_queue() { ::operator delete(buf_); }
 
 void copy_queue::grow() {
-    // Envelopes are trivially copyable: realloc moves them.
-    auto* b = static_cast<envelope*>(std::realloc(buf_, sizeof(envelope) * capacity_ * 2));
+    // Strong: on failure the queue is unchanged.
+    envelope* b = allocate_envelopes(capacity_ * 2);
     if (!b) throw std::bad_alloc{};
+    if (count_) std::memcpy(static_cast<void*>(b), buf_, sizeof(envelope) * count_);
+    ::operator delete(buf_);
     buf_ = b;
     capacity_ *= 2;
 }
 
 void copy_queue::shrink() noexcept {
-    // Only called on an empty queue: nothing to preserve.
+    // Only called on an empty queue: nothing to preserve. On failure the
+    // queue keeps its larger buffer.
     const std::uint32_t half = capacity_ / 2;
-    if (auto* b = static_cast<envelope*>(std::realloc(buf_, sizeof(envelope) * half))) {
+    if (envelope* b = allocate_envelopes(half)) {
+        ::operator delete(buf_);
         buf_ = b;
         capacity_ = half;
+    }
+}
+
+// ---------------------------------------------------------------- reply duty
+
+namespace {
+// The innermost request_scope of this thread (behaviours do not nest on a
+// worker, so at most one in practice). Only this thread reads or writes it.
+thread_local request_scope* tls_request_scope = nullptr;
+}  // namespace
+
+request_scope::request_scope(const void* request) noexcept : request_(request), outer_(tls_request_scope) {
+    tls_request_scope = this;
+}
+
+request_scope::~request_scope() { tls_request_scope = outer_; }
+
+bool take_reply_duty(const void* request) noexcept {
+    for (request_scope* s = tls_request_scope; s; s = s->outer_) {
+        if (s->request_ == request) {
+            const bool owed = s->owes_;
+            s->owes_ = false;
+            return owed;
+        }
+    }
+    return false;
+}
+
+void restore_reply_duty(const void* request) noexcept {
+    for (request_scope* s = tls_request_scope; s; s = s->outer_)
+        if (s->request_ == request) s->owes_ = true;
+}
+
+// ---------------------------------------------------------------- behaviour exceptions
+
+std::string demangled(const char* mangled) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string s = status == 0 && d ? d : mangled;
+    std::free(d);
+    return s;
+}
+
+allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
+    try {
+        behaviour_exception info{a, user_type_name(names.actor), user_type_name(names.message), {}, {},
+                                 std::current_exception()};
+        if (const std::type_info* t = abi::__cxa_current_exception_type())
+            info.exception_type = user_type_name(demangled(t->name()));
+        try {
+            throw;
+        } catch (const std::exception& x) {
+            info.what = x.what();
+        } catch (...) {
+        }
+        const executor_config& cfg = worker_access::box(a)->exec->cfg;
+        if (cfg.on_behaviour_exception) return cfg.on_behaviour_exception(info);
+        return default_behaviour_exception_handler(info);
+    } catch (...) {
+        // A throwing handler (or no memory for the report): nothing sane
+        // is left to do with the actor.
+        std::fprintf(stderr, "troupe: the behaviour-exception handler threw (or ran out of memory) while handling "
+                             "an exception from actor '%.*s', message '%.*s'\n",
+                     static_cast<int>(names.actor.size()), names.actor.data(), static_cast<int>(names.message.size()),
+                     names.message.data());
+        std::terminate();
     }
 }
 
@@ -178,12 +338,26 @@ void note_sent(actor& a) noexcept {
 
 namespace troupe {
 
+allocation default_behaviour_exception_handler(const behaviour_exception& e) noexcept {
+    const std::string who = detail::describe("actor", e.actor_type.c_str(), &e.receiver);
+    std::fprintf(stderr,
+                 "troupe: %s: receive of '%s' threw %s%s%s; the actor is terminated (as if it returned Finished; "
+                 "set executor_config::on_behaviour_exception to change this)\n",
+                 who.c_str(), e.message_type.c_str(), e.exception_type.empty() ? "an exception" : e.exception_type.c_str(),
+                 e.what.empty() ? "" : ": ", e.what.c_str());
+    std::fflush(stderr);
+    return Finished;
+}
+
 void flush_sends() {
     using detail::tls_worker;
     if (detail::worker* w = tls_worker; w && w->in_batch()) w->flush_before_blocking();
 }
 
-std::ostream& operator<<(std::ostream& os, const actor_statistics& s) {
+std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statistics& s) {
+#if !defined(TROUPE_STATISTICS)
+    return os << "  statistics not built in (configure troupe with -Dstatistics=true)\n";
+#else
     os << "  actors created:         " << s.actors_created << '\n'
        << "  messages sent:          " << s.messages_sent << '\n'
        << "  messages received:      " << s.messages_received << '\n'
@@ -196,6 +370,7 @@ std::ostream& operator<<(std::ostream& os, const actor_statistics& s) {
        << "  messages stolen:        " << s.messages_stolen << " (average " << s.average_steal() << " per steal)\n"
        << "  idle parks:             " << s.parks << '\n';
     return os;
+#endif
 }
 
 }  // namespace troupe

@@ -1,7 +1,15 @@
-// actor_system, the default system and the thesis-style start/stop functions.
+// actor_system, the default system and the thesis-style start/stop
+// functions; the reports of a stop that keeps waiting.
+#include <cxxabi.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "executor.hpp"
@@ -43,6 +51,67 @@ executor* default_executor() noexcept {
     actor_system* s = g_default.load(std::memory_order_acquire);
     return s ? &s->impl() : nullptr;
 }
+
+std::string demangled(const char* mangled);  // actor.cpp
+
+namespace {
+
+// Survivors of a running system, by type. A mailbox's registry is touched
+// only by the worker holding its batch (being_processed) or under its lock
+// (detach): we read it under the lock while no batch holds it (acquire:
+// pairs with the release that ended the last batch, so we see its links);
+// holding the lock keeps a new gulp out while we read. Mailboxes in a batch
+// are counted as busy, their actors are not named.
+stop_report survivors_now(executor& ex) {
+    stop_report r;
+    r.finished = false;
+    r.live_actors = static_cast<std::size_t>(ex.live());
+    std::map<const std::type_info*, std::size_t> by_type;
+    std::size_t named = 0;
+    for (std::size_t i = 0; i < ex.mailbox_count; ++i) {
+        mailbox& mb = ex.mailboxes[i];
+        mb.lock.lock();
+        if (mb.being_processed.load(std::memory_order_acquire)) {
+            ++r.busy_mailboxes;
+        } else {
+            for (actor* a = mb.settled; a; a = worker_access::next(a)) {
+                ++by_type[&typeid(*a)];  // RTTI only here, in a report
+                ++named;
+            }
+        }
+        mb.lock.unlock();
+    }
+    std::map<std::string, std::size_t> by_name;
+    for (auto& [t, n] : by_type) by_name[user_type_name(demangled(t->name()))] += n;
+    for (auto& [t, n] : by_name) r.survivors.push_back({t, n});
+    std::stable_sort(r.survivors.begin(), r.survivors.end(),
+                     [](const survivor& a, const survivor& b) { return a.count > b.count; });
+    r.never_messaged = r.live_actors > named ? r.live_actors - named : 0;
+    return r;
+}
+
+}  // namespace
+
+void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept {
+    try {
+        stop_report r = survivors_now(ex);
+        r.waited = waited;
+        if (ex.cfg.on_stop_report) {
+            ex.cfg.on_stop_report(r);
+            return;
+        }
+        const double secs = std::chrono::duration<double>(waited).count();
+        std::fprintf(stderr, "troupe: %s: stop still waiting after %.1f s: %s\n",
+                     describe("actor system", ex.cfg.name.empty() ? nullptr : ex.cfg.name.c_str(), ex.owner).c_str(),
+                     secs, r.to_string().c_str());
+        std::fflush(stderr);
+    } catch (const std::exception& x) {
+        std::fprintf(stderr, "troupe: a stop report failed: %s\n", x.what());
+    } catch (...) {
+        std::fprintf(stderr, "troupe: a stop report failed\n");
+    }
+}
+
 }  // namespace detail
 
 actor_system::actor_system() : actor_system(executor_config{}) {}
@@ -94,7 +163,8 @@ void start_actor_system(const executor_config& config) {
     std::lock_guard g{g_started_mutex};
     if (g_started) {
         detail::report_misuse(detail::describe("actor system", "default", g_started) +
-                              ": start_actor_system called while it is running (call stop_actor_system first)");
+                              ": start_actor_system called while it is running (call stop_actor_system first); ignored",
+                              misuse_kind::repaired);
         return;
     }
     g_started = new actor_system(config);
@@ -110,7 +180,10 @@ actor_system* take_started() {
     std::lock_guard g{g_started_mutex};
     actor_system* s = g_started;
     g_started = nullptr;
-    if (!s) detail::report_misuse("actor system: stop_actor_system called with no system started by start_actor_system");
+    if (!s)
+        detail::report_misuse(
+            "actor system: stop_actor_system called with no system started by start_actor_system; ignored",
+            misuse_kind::repaired);
     return s;
 }
 }  // namespace
@@ -139,7 +212,13 @@ std::string stop_report::to_string() const {
         s += sep + std::to_string(v.count) + " x " + v.type;
         sep = ", ";
     }
-    if (never_messaged) s += std::string{sep} + std::to_string(never_messaged) + " never sent a message (type unknown)";
+    if (never_messaged) {
+        s += std::string{sep} + std::to_string(never_messaged) + " not named (never sent a message";
+        s += busy_mailboxes ? ", or in one of " + std::to_string(busy_mailboxes) + " mailbox(es) being processed)"
+                            : ")";
+    }
+    if (!survivors.empty() || never_messaged)
+        s += " (a forgotten poison pill? e.g. `a | troupe::finished_msg`)";
     return s;
 }
 

@@ -82,13 +82,15 @@ bool lookup(const void* a, allocation& how) {
 bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
     allocation how;
     if (lookup(&a, how)) {
-        report_misuse(describe("actor", std::string{names.actor}.c_str(), &a) + ": sent message " +
-                      q(names.message) + " after it had " + ended_how(how));
+        report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) + ": sent message " +
+                          q(user_type_name(names.message)) + " after it had " + ended_how(how) + "; dropped",
+                      misuse_kind::lost_message);
         return false;
     }
     if (worker_access::unattached(a)) {
-        report_misuse(describe("actor", std::string{names.actor}.c_str(), &a) + ": sent message " +
-                      q(names.message) + " but it was created with no running actor system");
+        report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) + ": sent message " +
+                          q(user_type_name(names.message)) + " but it was created with no running actor system; dropped",
+                      misuse_kind::lost_message);
         return false;
     }
     // relaxed: only its own destructor reads it, after the last receive.
@@ -99,17 +101,19 @@ bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
 bool check_delivery(const envelope& e) noexcept {
     allocation how;
     if (!lookup(e.receiver, how)) return true;
-    report_misuse(describe("actor", std::string{e.names->actor}.c_str(), e.receiver) + ": message " +
-                  q(e.names->message) + " (queued before it ended) delivered after it had " + ended_how(how) +
-                  "; dropped");
+    report_misuse(describe("actor", user_type_name(e.names->actor).c_str(), e.receiver) + ": message " +
+                      q(user_type_name(e.names->message)) + " (queued before it ended) delivered after it had " +
+                      ended_how(how) + "; dropped",
+                  misuse_kind::lost_message);
     return false;
 }
 
 #endif  // TROUPE_CHECKED
 
 void message_destroyed_unsent(const message& m) noexcept {
-    const std::string type{class_of_constructor(m.origin().function_name())};
-    report_misuse(describe("message", type.c_str(), &m) + ": destroyed without ever being sent");
+    const std::string type = class_of_constructor(m.origin().function_name());
+    report_misuse(describe("message", type.c_str(), &m) + ": destroyed without ever being sent",
+                  misuse_kind::lost_message);
 }
 
 }  // namespace troupe::detail

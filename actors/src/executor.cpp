@@ -46,7 +46,8 @@ executor_config resolve(executor_config c, const void* who) {
         if constexpr (checked_build)
             report_misuse(describe("actor system", name_or(c, nullptr), who) + ": executor configured with " +
                           std::to_string(c.mailboxes) + " mailbox(es) for " + std::to_string(c.workers) +
-                          " workers; every worker needs at least one (using " + std::to_string(c.workers) + ")");
+                          " workers; every worker needs at least one (using " + std::to_string(c.workers) + ")",
+                          misuse_kind::repaired);
         c.mailboxes = c.workers;
     }
     if (!c.worker_pu.empty() && c.worker_pu.size() != c.workers) c.worker_pu.clear();
@@ -207,19 +208,59 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
         if (waiter.exchange(nullptr, std::memory_order_acq_rel) != &me) park();
         done = true;
     } else {
-        timer_node t;
-        if (timed) {
-            t.deadline = deadline;
-            t.arg = this;
-            t.fire = [](timer_node& n) noexcept {
-                auto* ex = static_cast<executor*>(n.arg);
-                if (context* w = ex->waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
-            };
-            timer_arm(t);
+        // Wait, waking at the deadline (timed) and every report period to
+        // say who is still alive (stop never hangs silently).
+        using clock = std::chrono::steady_clock;
+        const auto began = clock::now();
+        const auto period = cfg.stop_report_period;
+        auto next_report = period.count() > 0 ? began + period : clock::time_point::max();
+        for (;;) {
+            timer_node t;
+            t.deadline = timed ? std::min(deadline, next_report) : next_report;
+            bool armed = t.deadline != clock::time_point::max();
+            if (armed) {
+                t.arg = this;
+                t.fire = [](timer_node& n) noexcept {
+                    auto* ex = static_cast<executor*>(n.arg);
+                    if (context* w = ex->waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
+                };
+                try {
+                    timer_arm(t);
+                } catch (...) {
+                    // No timer: a timed stop fails (after taking back its
+                    // wake); an untimed one waits without reports.
+                    if (timed) {
+                        if (waiter.exchange(nullptr, std::memory_order_acq_rel) != &me) park();
+                        throw;
+                    }
+                    armed = false;
+                    next_report = clock::time_point::max();
+                }
+            }
+            park();  // exactly one unpark, from whoever exchanged `waiter` away
+            if (armed) timer_cancel(t);
+            if (live() == 0) {
+                done = true;
+                break;
+            }
+            const auto now = clock::now();
+            if (now >= next_report) {
+                report_stop_waiting(*this, now - began);
+                next_report = now + period;
+            }
+            if (timed && now >= deadline) {
+                done = false;
+                break;
+            }
+            // Wait again: publish, then re-check (the same Dekker pair with
+            // notify_if_done as above).
+            waiter.store(&me, std::memory_order_seq_cst);
+            if (live() == 0) {
+                if (waiter.exchange(nullptr, std::memory_order_acq_rel) != &me) park();
+                done = true;
+                break;
+            }
         }
-        park();  // exactly one unpark, from whoever exchanged `waiter` away
-        if (timed) timer_cancel(t);
-        done = live() == 0;
     }
     shut_down_workers();
     stop_report rep;
@@ -250,7 +291,7 @@ void executor::report_leftovers() {
         const copy_queue& q = *mailboxes[i].queue;
         for (std::uint32_t k = 0; k < q.size(); ++k) {
             const envelope& e = q.front()[k];
-            by_pair[std::string{"'"} + std::string{e.names->message} + "' for '" + std::string{e.names->actor} + "'"]++;
+            by_pair["'" + user_type_name(e.names->message) + "' for '" + user_type_name(e.names->actor) + "'"]++;
             ++total;
         }
     }
@@ -260,7 +301,7 @@ void executor::report_leftovers() {
                        "finished):";
     for (auto& [k, n] : by_pair) what += " " + std::to_string(n) + " x " + k + ";";
     what.pop_back();
-    report_misuse(what);
+    report_misuse(what, misuse_kind::lost_message);
 #endif
 }
 
@@ -274,7 +315,7 @@ stop_report executor::survivors() const {
     auto note = [&](actor* a) {
         if (!seen.insert(a).second) return;
         // RTTI here only: a report after the workers stopped.
-        ++by_type[demangle(typeid(*a).name())];
+        ++by_type[user_type_name(demangle(typeid(*a).name()))];
         ++registered;
     };
     for (std::size_t i = 0; i < mailbox_count; ++i) {

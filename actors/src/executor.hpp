@@ -262,6 +262,11 @@ extern constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec"
 // The executor new actors join when nothing more specific applies.
 executor* default_executor() noexcept;
 
+// stop() has waited `waited` with actors alive: builds a survivor report
+// from the running system (actor_system.cpp) and hands it to the
+// configured hook, or prints it. Never throws.
+void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept;
+
 #if defined(TROUPE_CHECKED)
 // Checked builds: a process-wide record of ended actors by address (an
 // address leaves it when a new actor is constructed there).

@@ -29,7 +29,12 @@ worker::~worker() { delete local_; }
 // Hands n envelopes (in order) to mailbox d under one lock acquisition.
 void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) {
     d.lock.lock();
-    d.queue->append(e, n);
+    try {
+        d.queue->append(e, n);  // strong: a failed growth appends nothing
+    } catch (...) {
+        d.lock.unlock();
+        throw;
+    }
     // Invariant: pending == queue->size() whenever the lock is free.
     d.pending.store(d.queue->size(), std::memory_order_relaxed);
     // Same parking handshake as a direct send (see detail::send).
@@ -56,9 +61,11 @@ void worker::stage(const envelope& e) {
 // Hands every staged envelope to its mailbox, preserving send order per
 // mailbox (so per sender and receiver), one lock per mailbox.
 void worker::flush_stages() {
-    for (std::uint32_t k = pipe_count_; k > 0; --k)
-        stage(pipeline_[(pipe_head_ + pipeline_size - k) % pipeline_size]);
-    pipe_count_ = 0;
+    // One entry at a time: stage() is strong, so if it throws (a growth
+    // failed) the entries staged so far have left the pipeline and the
+    // rest are still in it, in order: nothing is staged twice.
+    for (; pipe_count_ > 0; --pipe_count_)
+        stage(pipeline_[(pipe_head_ + pipeline_size - pipe_count_) % pipeline_size]);
     for (std::uint32_t idx : touched_) {
         copy_queue& s = stages_[idx];
         const std::uint32_t n = s.size();

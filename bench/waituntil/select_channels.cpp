@@ -43,31 +43,30 @@ struct workload {
     bool spin = false;
     bool fair = false;
 
-    // Written-order priority, or this thread's rotation in fair mode.
-    template <class Tree, class... Else>
-    auto select(troupe::rotation& r, Tree&& t, Else&&... e) {
-        if (fair) return troupe::waituntil(r, std::forward<Tree>(t), std::forward<Else>(e)...);
-        return troupe::waituntil(std::forward<Tree>(t), std::forward<Else>(e)...);
-    }
-
-    // One statement inserting into whichever channel has room first.
+    // Written-order priority, or this thread's rotation in fair mode. A
+    // clause tree cannot be passed through a helper (it is written inside
+    // the waituntil call), so each statement is spelled out per mode.
     template <std::size_t... I>
     bool insert_one(troupe::rotation& r, std::index_sequence<I...>) {
         long one = 1;  // Go's `c <- 1`
         if (!spin) {
-            select(r, (on(ch[I]->insert_from(one)) | ...));
+            if (fair) troupe::waituntil(r, (on(ch[I]->insert_from(one)) | ...));
+            else troupe::waituntil((on(ch[I]->insert_from(one)) | ...));
             return true;
         }
-        return !select(r, (on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {})).otherwise_ran();
+        if (fair) return !troupe::waituntil(r, (on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {})).otherwise_ran();
+        return !troupe::waituntil((on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {})).otherwise_ran();
     }
     // One statement removing from whichever channel has an element first.
     template <std::size_t... I>
     bool remove_one(troupe::rotation& r, long& v, std::index_sequence<I...>) {
         if (!spin) {
-            select(r, (on(ch[I]->remove_into(v)) | ...));
+            if (fair) troupe::waituntil(r, (on(ch[I]->remove_into(v)) | ...));
+            else troupe::waituntil((on(ch[I]->remove_into(v)) | ...));
             return true;
         }
-        return !select(r, (on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {})).otherwise_ran();
+        if (fair) return !troupe::waituntil(r, (on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {})).otherwise_ran();
+        return !troupe::waituntil((on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {})).otherwise_ran();
     }
 
     void producer() {

@@ -172,10 +172,19 @@ void blocking_lock_base::hand_off_locked() noexcept {
     // General mode must commit under L: its waiter may finish its statement
     // as soon as it can take L again.
     const bool owed = n->commit();
-    // One store: the new owner, W iff more wait, L released (I1, I4). From
-    // here on the node may be gone; only `next` is touched.
+    const bool select_waiter = !n->is_plain();
+    // One store: the new owner, W iff more wait, L released (I1, I4). A
+    // plain waiter re-checks the word after park(), so from here on its node
+    // may be gone and only `next` is touched. A waituntil waiter re-checks
+    // its node's released() flag instead, so its node stays valid until
+    // unpark_waiter() sets that flag (which must happen, or it parks again).
     unlock_queue(word_, with_waiters(to_word(next), waiting_));
-    if (owed) unpark(next);
+    if (owed) {
+        if (select_waiter)
+            n->unpark_waiter();
+        else
+            unpark(next);
+    }
 }
 
 std::size_t blocking_lock_base::waiters() const noexcept {

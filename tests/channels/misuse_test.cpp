@@ -1,6 +1,7 @@
 // Destroying a channel that threads still block on (a deadlock): reported
 // in checked builds, and the blocked threads are released either way.
-// Statistics builds: the per-channel counters printed at destruction.
+// Statistics builds: per-channel counters, aggregated into one report at
+// exit unless asked per channel.
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -105,22 +106,16 @@ TEST_CASE("an idle channel, or one with only buffered elements, is destroyed sil
 }
 
 #if defined(TROUPE_STATISTICS)
-TEST_CASE("statistics builds print per-channel counters at destruction") {
-    // Capture stderr in a temporary file around the destruction.
+namespace {
+// Runs `f` with stderr captured; returns what it printed.
+template <class F>
+std::string captured_stderr(F f) {
     std::FILE* tmp = std::tmpfile();
     REQUIRE(tmp);
     std::fflush(stderr);
     const int saved = dup(fileno(stderr));
     dup2(fileno(tmp), fileno(stderr));
-    {
-        troupe::cluster c{2};
-        channel<int> ch{1, "counted"};
-        troupe::thread consumer{c, [&] {
-            for (int i = 0; i < 3; ++i) (void)ch.remove();
-        }};
-        for (int i = 0; i < 3; ++i) ch.insert(i);
-        consumer.join();
-    }
+    f();
     std::fflush(stderr);
     dup2(saved, fileno(stderr));
     close(saved);
@@ -129,9 +124,48 @@ TEST_CASE("statistics builds print per-channel counters at destruction") {
     char buf[512];
     while (std::fgets(buf, sizeof buf, tmp)) out += buf;
     std::fclose(tmp);
-    INFO(out);
-    CHECK(contains(out, "channel 'counted'"));
-    CHECK(contains(out, "inserts 3"));
-    CHECK(contains(out, "removes 3"));
+    return out;
+}
+
+void three_transfers(troupe::cluster& c, const char* name) {
+    channel<int> ch{1, name};
+    troupe::thread consumer{c, [&] {
+        for (int i = 0; i < 3; ++i) (void)ch.remove();
+    }};
+    for (int i = 0; i < 3; ++i) ch.insert(i);
+    consumer.join();
+    const auto mine = ch.statistics();
+    CHECK(mine.channels == 1);
+    CHECK(mine.inserts == 3);
+    CHECK(mine.removes == 3);
+}
+}  // namespace
+
+TEST_CASE("statistics builds aggregate channels into one report unless asked per channel") {
+    troupe::cluster c{2};
+    const auto before = troupe::channel_statistics_totals();
+    // Default: nothing per channel; the totals grow (printed once at exit).
+    const std::string quiet = captured_stderr([&] { three_transfers(c, "aggregated"); });
+    INFO(quiet);
+    CHECK_FALSE(contains(quiet, "aggregated"));
+    const auto after = troupe::channel_statistics_totals();
+    CHECK(after.channels == before.channels + 1);
+    CHECK(after.inserts == before.inserts + 3);
+    CHECK(after.removes == before.removes + 3);
+    // Asked per channel: one line at its destruction.
+    troupe::set_channel_statistics_report(troupe::channel_statistics_report::per_channel);
+    const std::string loud = captured_stderr([&] { three_transfers(c, "counted"); });
+    troupe::set_channel_statistics_report(troupe::channel_statistics_report::totals_at_exit);
+    INFO(loud);
+    CHECK(contains(loud, "channel 'counted'"));
+    CHECK(contains(loud, "inserts 3"));
+    CHECK(contains(loud, "removes 3"));
+}
+#else
+TEST_CASE("without statistics, channel statistics are all zeros") {
+    channel<int> ch{1, "plain"};
+    ch.insert(1);
+    CHECK(ch.statistics().inserts == 0);
+    CHECK(troupe::channel_statistics_totals().channels == 0);
 }
 #endif

@@ -7,7 +7,9 @@
 // run-time-length clauses over channels.
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -352,4 +354,128 @@ TEST_CASE("run-time-length clause over channels: the ready one's index reaches t
         CHECK(received == per * n);
         CHECK(mismatches == 0);
     }, {1, 2});
+}
+
+// ------------------------------------------ report_close: no try/catch needed
+
+TEST_CASE("report_close: a select loop over channels that close needs no try/catch (Go's v, ok)") {
+    on_processors([](troupe::cluster& c) {
+        const int per = 2'000 / scale;
+        channel<int> a{4, "a"}, b{0, "b"};
+        std::vector<troupe::thread> producers;
+        producers.emplace_back(c, [&] {
+            for (int i = 0; i < per; ++i) a << i;
+            a.close();
+        });
+        producers.emplace_back(c, [&] {
+            for (int i = 0; i < per; ++i) b << per + i;
+            b.close();
+        });
+        std::vector<int> seen(2 * per, 0);
+        int closes = 0;
+        run_in(c, [&] {
+            bool a_open = true, b_open = true;
+            int v = -1;
+            while (a_open || b_open) {
+                waituntil(troupe::when(a_open, on(a.remove_into(v, troupe::report_close),
+                                                  [&](troupe::channel_status s) {
+                                                      if (s == troupe::channel_status::closed) {
+                                                          a_open = false;
+                                                          ++closes;
+                                                      } else {
+                                                          ++seen[v];
+                                                      }
+                                                  })) |
+                          troupe::when(b_open, on(b.remove_into(v, troupe::report_close), [&](auto s) {
+                                           if (s == troupe::channel_status::closed) {
+                                               b_open = false;
+                                               ++closes;
+                                           } else {
+                                               ++seen[v];
+                                           }
+                                       })));
+            }
+        });
+        for (auto& t : producers) t.join();
+        CHECK(closes == 2);
+        for (int x : seen) CHECK(x == 1);  // drain policy: every buffered element first
+    });
+}
+
+TEST_CASE("report_close in and-mode: one channel closed, the other ready: both bodies run, with "
+          "their outcome") {
+    on_processors([](troupe::cluster& c) {
+        run_in(c, [&] {
+            channel<int> a{1, "a"}, b{1, "b"};
+            a.close();
+            b.insert(3);
+            int x = -1, y = -1;
+            troupe::channel_status sa = troupe::channel_status::empty, sb = sa;
+            const auto r = waituntil(on(a.remove_into(x, troupe::report_close), [&](auto s) { sa = s; }) &
+                                     on(b.remove_into(y, troupe::report_close), [&](auto s) { sb = s; }));
+            CHECK(r.count() == 2);
+            CHECK(sa == troupe::channel_status::closed);
+            CHECK(x == -1);
+            CHECK(sb == troupe::channel_status::success);
+            CHECK(y == 3);
+            // Closed while the statement waits: the waiting clause reports it.
+            channel<int> d{0, "d"}, e{0, "e"};
+            troupe::thread closer{c, [&] {
+                                      wait_until([&] { return d.waiting_consumers() == 1; });
+                                      d.close();
+                                      e.insert(4);
+                                  }};
+            troupe::channel_status sd = troupe::channel_status::empty;
+            int z = -1;
+            waituntil(on(d.remove_into(x, troupe::report_close), [&](auto s) { sd = s; }) &
+                      on(e.remove_into(z)));
+            closer.join();
+            CHECK(sd == troupe::channel_status::closed);
+            CHECK(z == 4);
+        });
+    });
+}
+
+TEST_CASE("report_close on insert: the element stays in its variable; stop_on_close leaves the "
+          "buffer") {
+    on_processors([](troupe::cluster& c) {
+        run_in(c, [&] {
+            channel<std::string> ch{2, "s"};
+            ch.insert("kept");
+            ch.close();
+            std::string out = "mine";
+            troupe::channel_status s = troupe::channel_status::empty;
+            waituntil(on(ch.insert_from(out, troupe::report_close), [&](auto st) { s = st; }));
+            CHECK(s == troupe::channel_status::closed);
+            CHECK(out == "mine");
+            std::string in;
+            waituntil(on(ch.remove_into(in, troupe::report_close, troupe::stop_on_close), [&](auto st) { s = st; }));
+            CHECK(s == troupe::channel_status::closed);
+            CHECK(in.empty());
+            CHECK(ch.size() == 1);  // stop at once: the buffered element stays
+            waituntil(on(ch.remove_into(in, troupe::report_close), [&](auto st) { s = st; }));
+            CHECK(s == troupe::channel_status::success);  // drain: it comes out
+            CHECK(in == "kept");
+        });
+    });
+}
+
+TEST_CASE("report_close over a run-time-length clause: the body gets the index and the outcome") {
+    on_processors([](troupe::cluster& c) {
+        run_in(c, [&] {
+            std::vector<std::unique_ptr<channel<int>>> chans;
+            for (int i = 0; i < 3; ++i) chans.push_back(std::make_unique<channel<int>>(1, "r"));
+            chans[2]->close();
+            int v = -1;
+            std::size_t index = 99;
+            troupe::channel_status s = troupe::channel_status::empty;
+            waituntil(troupe::on_any(chans, [&](auto& p) { return p->remove_into(v, troupe::report_close); },
+                                     [&](std::size_t i, troupe::channel_status st) {
+                                         index = i;
+                                         s = st;
+                                     }));
+            CHECK(index == 2);
+            CHECK(s == troupe::channel_status::closed);
+        });
+    });
 }

@@ -34,12 +34,40 @@
 /// Cost of a send from a behaviour: a 24-byte copy into the worker's staging
 /// buffer (one lock per destination mailbox per batch); from other threads:
 /// one spinlock acquisition. No allocation once the buffers have grown.
+///
+/// Value sends: `troupe::send<M>(a, args...)` constructs an M with `new`,
+/// marks it `Delete` and sends it: the runtime owns it and frees it after
+/// the receive (no `*new` and `set_allocation` by hand).
+///
+/// Exceptions escaping a behaviour:
+/// - from the receive of a request (troupe/request.hpp) that the behaviour
+///   neither replied to, forwarded, nor deferred: delivered to the
+///   requester's future; the actor keeps running (as if it returned
+///   `Nodelete`);
+/// - otherwise (an ordinary message, or a request already answered or
+///   passed on): the actor system's behaviour-exception handler decides
+///   (`executor_config::on_behaviour_exception`). The default one prints
+///   the actor type, the message type, the exception type and its what() on
+///   stderr and terminates the actor as if it returned `Finished` (its
+///   storage is not freed: the runtime cannot know where it lives; later
+///   messages to it are dropped, reported in checked builds). Either way the
+///   message's allocation action runs as after a normal receive (requests
+///   have none), the worker goes on with the next message, and `stop()` does
+///   not wait for the terminated actor.
+///
+/// Exception guarantees of sends: `a | m` is strong (if it throws —
+/// std::bad_alloc while a full mailbox or staging buffer grows — nothing was
+/// queued; a message sent from a behaviour may still be waiting in the
+/// worker's pipeline, never lost or duplicated). `send<M>` is strong (the
+/// message is freed if the send throws).
 #include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <source_location>
 #include <type_traits>
+#include <utility>
 
 #include "troupe/config.hpp"
 #include "troupe/allocation.hpp"
@@ -68,13 +96,52 @@ void note_sent(actor& a) noexcept;
 /// Marks request messages (troupe/request.hpp): an exception escaping their
 /// receive is delivered to the requester's future.
 struct request_tag {};
+
+/// The reply duty of the request whose receive runs on this thread: set by
+/// the dispatcher, cleared (on this thread) by the first reply, forward or
+/// defer of that request. While it is set, the dispatcher delivers an
+/// escaping exception to the requester; once it is cleared the dispatcher
+/// never touches the request again (the requester may have freed it).
+/// Lives on the dispatcher's stack; one per thread at a time (behaviours
+/// do not nest on a worker).
+class request_scope {
+public:
+    explicit request_scope(const void* request) noexcept;
+    ~request_scope();
+    request_scope(const request_scope&) = delete;
+    request_scope& operator=(const request_scope&) = delete;
+    /// Whether the dispatcher still owes the requester an answer.
+    bool owes_reply() const noexcept { return owes_; }
+    /// Takes the duty (the dispatcher is about to answer).
+    void take() noexcept { owes_ = false; }
+
+private:
+    friend bool take_reply_duty(const void* request) noexcept;
+    friend void restore_reply_duty(const void* request) noexcept;
+    const void* request_;
+    bool owes_ = true;
+    request_scope* outer_;
+};
+/// Called by a reply, forward or defer of `request`: if this thread's
+/// dispatcher owed its reply, clears that duty and returns true. Compares
+/// addresses only (never dereferences `request`).
+bool take_reply_duty(const void* request) noexcept;
+/// Undoes take_reply_duty (a reply that threw before publishing anything).
+void restore_reply_duty(const void* request) noexcept;
+
+/// The exception being handled escaped a behaviour of `a` for a message of
+/// the types in `names` and no requester takes it: calls the actor system's
+/// behaviour-exception handler (or the default one) and returns what
+/// happens to the actor. Never throws (a throwing handler terminates).
+[[gnu::cold]] allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept;
 }  // namespace detail
 
 class alignas(16) actor {
 public:
     /// Joins the current actor system (see above). Checked builds report an
     /// actor created with no running system; release builds throw
-    /// std::logic_error. (The source location names the derived type in
+    /// std::logic_error (strong: nothing was registered). Never blocks or
+    /// allocates otherwise. (The source location names the derived type in
     /// reports; never pass it yourself.)
     actor(std::source_location where = std::source_location::current()) {
         detail::attach(*this, nullptr, where);
@@ -153,41 +220,57 @@ inline void finish_message(message& m) {
     }
 }
 
+template <class A, class M>
+inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
+
+/// Runs the receive of an M by an A chosen at compile time.
+template <class A, class M>
+allocation run_receive(A& self, M& msg) {
+    if constexpr (member_receiver<A, M>)
+        return self.receive(msg);
+    else if constexpr (free_receiver<A, M>)
+        return receive(self, msg);
+    else
+        return poison_pill_result<M>();
+}
+
 /// The trampoline stored in an envelope for a send of an M to an A: runs
 /// the receive, then the message's allocation action, and returns the
-/// actor's. The worker does not touch the message afterwards.
+/// actor's. The worker does not touch the message afterwards. An escaping
+/// exception never leaves it (see "Exceptions escaping a behaviour").
 template <class A, class M>
 allocation dispatch(actor& a, message& m) {
     A& self = static_cast<A&>(a);
     M& msg = static_cast<M&>(m);
     if constexpr (std::is_base_of_v<request_tag, M>) {
         // A request belongs to its requester, who may destroy it as soon as
-        // the reply is in: never touch it after the behaviour. An exception
-        // escaping the behaviour goes to the requester's future.
+        // the reply is in: never touch it after the behaviour, nor after a
+        // reply, forward or defer inside it (the scope records those on this
+        // thread, without touching the request).
+        request_scope scope{&msg};
         try {
-            if constexpr (member_receiver<A, M>)
-                return self.receive(msg);
-            else
-                return receive(self, msg);
+            return run_receive<A, M>(self, msg);
         } catch (...) {
-            msg.reply_exception(std::current_exception());
-            return Nodelete;
+            if (scope.owes_reply()) {
+                // Nobody answered or took the request: it is alive (its
+                // requester waits) and its reply is ours to give.
+                scope.take();
+                msg.reply_exception(std::current_exception());
+                return Nodelete;
+            }
+            return behaviour_threw(a, names_of<A, M>);
         }
     } else {
         allocation how;
-        if constexpr (member_receiver<A, M>)
-            how = self.receive(msg);
-        else if constexpr (free_receiver<A, M>)
-            how = receive(self, msg);
-        else
-            how = poison_pill_result<M>();
+        try {
+            how = run_receive<A, M>(self, msg);
+        } catch (...) {
+            how = behaviour_threw(a, names_of<A, M>);
+        }
         finish_message(msg);
         return how;
     }
 }
-
-template <class A, class M>
-inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
 
 struct send_access {
 #if defined(TROUPE_CHECKED)
@@ -199,8 +282,9 @@ struct send_access {
 /// in the worker and handed to a's mailbox when the current batch ends (a
 /// message to the running actor itself joins the batch); from anywhere else
 /// it goes straight to the mailbox under its lock, waking its worker if
-/// parked.
-void send(actor& a, message& m, dispatch_fn fn, const dispatch_names& names);
+/// parked. Returns false if a checked build refused the send (reported).
+/// Strong guarantee (std::bad_alloc from a growing buffer: nothing queued).
+bool send(actor& a, message& m, dispatch_fn fn, const dispatch_names& names);
 
 }  // namespace detail
 
@@ -216,14 +300,54 @@ A& operator|(A& a, M& m) {
     static_assert(detail::can_receive<A, M>,
                   "troupe: this actor type has no `allocation receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
-    detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
+    [[maybe_unused]] const bool queued = detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
+    if constexpr (std::is_base_of_v<detail::request_tag, M>) {
+        // Forwarding the request being received passes its reply duty on
+        // with it (address comparison only: the receiver may already have
+        // replied and the requester freed it). A refused send (checked
+        // builds: a finished actor) forwarded nothing.
+        if (queued) detail::take_reply_duty(&m);
+    }
+    return a;
+}
+
+/// Value send: constructs `M{args...}` with `new`, marks it `Delete` and
+/// sends it to `a`; the runtime frees it after the receive (unless the
+/// behaviour changes its allocation, which makes it the behaviour's).
+/// Statically typed like `a | m`. Returns `a`, so `send<M>(a, ...) | m2`
+/// cascades. Throws what M's constructor or `new` throws, or std::bad_alloc
+/// from the send (strong: nothing is sent and the message is freed). A send
+/// a checked build refuses (a finished actor) frees the message.
+template <class M, class A, class... Args>
+    requires std::derived_from<A, actor> && std::derived_from<M, message> &&
+             std::constructible_from<M, Args&&...>
+A& send(A& a, Args&&... args) {
+    static_assert(!std::is_base_of_v<detail::request_tag, M>,
+                  "troupe: a request belongs to its requester (it carries the reply future); "
+                  "use troupe::ask with a request you own");
+    static_assert(detail::can_receive<A, M>,
+                  "troupe: this actor type has no `allocation receive(M&)` for this message type "
+                  "(see the 'with A = ...; M = ...' line of this error for the two types)");
+    std::unique_ptr<M> owned{new M(std::forward<Args>(args)...)};
+    owned->set_allocation(Delete);
+    if (detail::send(a, *owned, &detail::dispatch<A, M>, detail::names_of<A, M>)) {
+        (void)owned.release();  // the executor frees it after the receive
+    } else {
+#if defined(TROUPE_CHECKED)
+        detail::send_access::mark_sent(*owned);  // reported once already, as a refused send
+#endif
+    }
     return a;
 }
 
 /// Hands the sends made so far by the calling behaviour to their mailboxes.
 /// (A behaviour's sends are otherwise delivered when its worker's current
 /// batch ends.) Call it before a behaviour blocks on something another
-/// actor provides; `ask` calls it. Does nothing outside behaviours.
+/// actor provides; `ask` calls it. Does nothing outside behaviours. Never
+/// blocks (one mailbox lock per destination). Throws std::bad_alloc if a
+/// mailbox cannot grow (basic guarantee: whatever was not handed over stays
+/// staged, in order, and goes out when the batch ends; nothing is lost or
+/// duplicated).
 void flush_sends();
 
 /// Sending a temporary is rejected: the message would be gone before the

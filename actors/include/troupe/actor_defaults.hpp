@@ -57,6 +57,11 @@ inline constexpr std::chrono::microseconds busy_park_period{2000};
 /// parks on a futex. Bounds idle CPU use; a wake costs a futex round trip.
 inline constexpr unsigned idle_passes_before_park = 2048;
 
+/// How long `actor_system::stop()` waits before it reports the actors still
+/// alive (and how often it repeats the report while it keeps waiting); see
+/// executor_config::stop_report_period.
+inline constexpr std::chrono::milliseconds stop_report_period{10000};
+
 /// Minimum time between two wake-ups of a parked worker to help a busy one
 /// (only when nobody is already looking for work), in microseconds.
 inline constexpr unsigned helper_wake_interval_us = 200;

@@ -15,6 +15,14 @@
 namespace troupe {
 
 struct actor_statistics {
+    /// Whether this build counts (`-Dstatistics=true`); if not, every field
+    /// is zero and `os << s` prints "statistics not built in".
+#if defined(TROUPE_STATISTICS)
+    static constexpr bool built_in = true;
+#else
+    static constexpr bool built_in = false;
+#endif
+
     std::uint64_t actors_created = 0;      ///< by behaviours and by other threads
     std::uint64_t messages_sent = 0;       ///< including poison pills
     std::uint64_t messages_received = 0;   ///< receives run
@@ -36,7 +44,8 @@ struct actor_statistics {
     }
 };
 
-/// Writes the multi-line report printed at stop in statistics builds.
+/// Writes the multi-line report printed at stop in statistics builds; in
+/// other builds the line "statistics not built in (...)".
 std::ostream& operator<<(std::ostream& os, const actor_statistics& s);
 
 }  // namespace troupe

@@ -52,7 +52,8 @@ struct survivor {
     std::size_t count = 0;
 };
 
-/// The outcome of `actor_system::stop_for`.
+/// The outcome of `actor_system::stop_for`, and the periodic report of a
+/// stop that keeps waiting (executor_config::stop_report_period).
 struct stop_report {
     /// Every actor finished within the limit (the system stopped cleanly).
     bool finished = true;
@@ -60,8 +61,14 @@ struct stop_report {
     std::size_t live_actors = 0;
     /// Those of them that had been sent at least one message, by type.
     std::vector<survivor> survivors;
-    /// Live actors that were never sent a message (their type is unknown).
+    /// Live actors not named above: never sent a message (their type is
+    /// unknown), or (periodic reports of a running system) in a mailbox
+    /// being processed at the time.
     std::size_t never_messaged = 0;
+    /// Periodic reports: mailboxes that were being processed (not inspected).
+    std::size_t busy_mailboxes = 0;
+    /// Periodic reports: how long stop() had waited.
+    std::chrono::nanoseconds waited{0};
     /// A one-paragraph description ("3 actors still alive: 2 x server, ...").
     std::string to_string() const;
 };
@@ -88,6 +95,13 @@ public:
     /// be created (by behaviours or other threads) until the live count
     /// reaches zero. Calling it again is harmless; calling it from one of this
     /// system's behaviours is an error (it would wait for itself).
+    ///
+    /// Never hangs silently: after `config().stop_report_period` (default
+    /// 10 s) and again after each further period it reports the actors still
+    /// alive, by type and count (to `executor_config::on_stop_report`, else
+    /// one line on stderr), and keeps waiting. A forgotten poison pill shows
+    /// up there. Nothrow in practice: a throwing hook, or a report that
+    /// cannot allocate, is noted on stderr and the wait goes on.
     void stop();
 
     /// As stop(), but gives up after `limit`: then the workers are stopped
@@ -107,7 +121,9 @@ public:
     /// Workers parked on their futex right now (a snapshot; an idle system
     /// eventually has all of them parked).
     std::size_t parked_workers() const noexcept;
-    /// Counters so far (final after stop); zero without -Dstatistics=true.
+    /// Counters so far (final after stop); zero without -Dstatistics=true
+    /// (`actor_statistics::built_in` says which; printing them then says
+    /// "statistics not built in").
     actor_statistics statistics() const;
     /// The configuration in effect (defaults filled in).
     const executor_config& config() const noexcept;

@@ -5,6 +5,7 @@
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
 #include "troupe/allocation.hpp"
+#include "troupe/behaviour_exception.hpp"
 #include "troupe/executor_config.hpp"
 #include "troupe/message.hpp"
 #include "troupe/poison_pill.hpp"

@@ -10,14 +10,19 @@
 ///
 /// Every field has a working default; `executor_config{}` equals the
 /// default-constructed actor_system.
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "troupe/actor_defaults.hpp"
+#include "troupe/behaviour_exception.hpp"
 #include "troupe/victim_selector.hpp"
 
 namespace troupe {
+
+struct stop_report;
 
 struct executor_config {
     /// Worker kernel threads; 0 means one per hardware thread this process
@@ -48,6 +53,18 @@ struct executor_config {
     std::string synthetic_topology;
     /// A name used in reports and statistics.
     std::string name;
+    /// Called when an exception escapes a behaviour and no requester takes
+    /// it (troupe/behaviour_exception.hpp); empty: the default handler
+    /// (report on stderr, the actor terminates as if it returned Finished).
+    behaviour_exception_handler on_behaviour_exception;
+    /// `stop()` reports the actors still alive after waiting this long, and
+    /// again after each further period while it waits; zero: never.
+    std::chrono::milliseconds stop_report_period = actor_defaults::stop_report_period;
+    /// Receives those reports (on the thread calling stop(), between its
+    /// waits; it may send messages, e.g. poison pills); empty: one line on
+    /// stderr per report ("troupe: actor system 'x': stop still waiting
+    /// after 10 s: 2 actor(s) still alive: 2 x server").
+    std::function<void(const stop_report&)> on_stop_report;
 };
 
 }  // namespace troupe

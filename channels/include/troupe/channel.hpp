@@ -31,8 +31,24 @@
 ///
 /// Checked builds report destroying a channel that threads still block on
 /// (a deadlock), naming the channel and the count on each side; the blocked
-/// threads are then released with `channel_closed`. Statistics builds print
-/// per-channel operation and blocking counts when the channel is destroyed.
+/// threads are then released with `channel_closed`. Statistics builds count
+/// operations and blocking waits per channel and print the totals over all
+/// channels once at exit, or per channel if asked (channel_statistics.hpp).
+///
+/// Exception guarantees (T's move constructor and destructor never throw):
+///  - insert(T&&): strong: on channel_closed_with<T> the element is in the
+///    exception, and `v` is moved from only on success (or into the
+///    exception); a failure to build the exception (bad_alloc) leaves `v`.
+///  - insert(const T&), try_insert(const T&): strong; the copy is made
+///    before anything else, so a throwing copy changes nothing.
+///  - remove(), iteration: strong; the element leaves the channel only into
+///    the returned value (moves cannot throw).
+///  - try_insert(T&&), close(), queries: nothrow. try_remove: strong (only
+///    T's move assignment into `out` runs outside the lock).
+///  - flush(v): basic if T's copy may throw: consumers served before the
+///    failing copy keep their copy, the others still wait, nothing is lost.
+///  - the constructor: strong (bad_alloc for the ring buffer).
+///  - select clauses: see channel_select.hpp.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +60,7 @@
 
 #include "troupe/config.hpp"
 #include "troupe/channel_closed.hpp"
+#include "troupe/channel_statistics.hpp"
 #include "troupe/detail/channel_waiter.hpp"
 #include "troupe/select.hpp"
 #include "troupe/spinlock.hpp"
@@ -70,6 +87,11 @@ public:
     /// exceptions, misuse reports and statistics.
     explicit channel(std::size_t capacity = 0, const char* name = nullptr)
         : capacity_(capacity), name_(name) {
+#if defined(TROUPE_STATISTICS)
+        // Built before the first channel is complete, so it is destroyed
+        // (and prints) after every static channel.
+        (void)detail::channel_statistics_registry::get();
+#endif
         if (capacity_)
             buffer_ = static_cast<T*>(::operator new(capacity_ * sizeof(T), buffer_alignment));
     }
@@ -187,6 +209,17 @@ public:
     std::size_t waiting_producers() const noexcept { return locked_size(producers_); }
     std::size_t waiting_consumers() const noexcept { return locked_size(consumers_); }
     const char* name() const noexcept { return name_; }
+    /// This channel's counters so far (statistics builds; zeros otherwise).
+    /// Takes the channel's lock briefly.
+    channel_statistics statistics() const noexcept {
+        channel_statistics s;
+#if defined(TROUPE_STATISTICS)
+        lock_.lock();
+        s = stats_;
+        lock_.unlock();
+#endif
+        return s;
+    }
 
     // ----------------------------------------------------------- iteration
 
@@ -205,9 +238,27 @@ public:
     }
     /// A clause removing one element and discarding it.
     [[nodiscard]] channel_remove_clause<T> remove_discard() noexcept { return {*this, nullptr, false}; }
+    /// Non-throwing forms (Go's `v, ok := <-ch`): the clause never throws
+    /// channel_closed; its body runs either way and may take the outcome,
+    /// `channel_status::success` (an element was removed into `v`) or
+    /// `channel_status::closed` (closed and drained, or closed at all with
+    /// stop_on_close; `v` untouched). A closed channel stays ready, so a
+    /// select loop disables the clause with `when` once it saw `closed`
+    /// (Go sets the channel variable to nil). See channel_select.hpp.
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t) noexcept {
+        return {*this, &v, false, true};
+    }
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t, stop_on_close_t) noexcept {
+        return {*this, &v, true, true};
+    }
     /// A clause inserting `v` when it wins (moving from it); if the channel
     /// is closed it throws channel_closed_with<T> holding `v` when selected.
     [[nodiscard]] channel_insert_clause<T> insert_from(T& v) noexcept { return {*this, v}; }
+    /// Non-throwing form: after close the body runs with
+    /// `channel_status::closed` and `v` keeps its element.
+    [[nodiscard]] channel_insert_clause<T> insert_from(T& v, report_close_t) noexcept {
+        return {*this, v, true};
+    }
     /// A clause inserting a value it owns.
     [[nodiscard]] channel_insert_clause<T> insert_from(T&& v) noexcept { return {*this, std::move(v)}; }
 
@@ -267,7 +318,9 @@ private:
     // unlocks.
     bool finish_register(select_node& n, detail::channel_waiter& w, outcome r, select_node* wake,
                          node_queue& q);
-    bool unregister(node_queue& q, select_node& n, const detail::channel_waiter& w);
+    // Dequeues a clause's node unless the channel side detached it first;
+    // touches the channel only in the first case (see detail::link).
+    bool unregister(node_queue& q, select_node& n, detail::channel_waiter& w);
 
     // Moves the element `n` waits to insert into `dst`; marks `n` done.
     static void take_from(select_node& n, void* dst) noexcept {
@@ -331,9 +384,7 @@ private:
     std::atomic<bool> closed_{false};  // written under lock_
     const char* name_;
 #if defined(TROUPE_STATISTICS)
-    struct {
-        std::uint64_t inserts = 0, blocked_inserts = 0, removes = 0, blocked_removes = 0;
-    } stats_;  // under lock_
+    channel_statistics stats_{1};  // under lock_
 #endif
 };
 

@@ -56,6 +56,16 @@ struct stop_on_close_t {
 };
 inline constexpr stop_on_close_t stop_on_close{};
 
+/// Tag: a select clause that reports a closed channel to its body instead
+/// of throwing (Go's `v, ok := <-ch`). The body may take a channel_status:
+/// `success` when the operation happened, `closed` when the channel was
+/// closed (nothing moved; an insert clause's element stays in its
+/// variable). See channel_select.hpp.
+struct report_close_t {
+    explicit constexpr report_close_t() = default;
+};
+inline constexpr report_close_t report_close{};
+
 /// Thrown by blocking channel operations that meet a closed channel: every
 /// insert after (or blocked at) close, and removes per the close policy.
 /// Catch this type for both directions; inserts throw the derived

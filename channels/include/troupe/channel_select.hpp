@@ -8,6 +8,22 @@
 ///     clause.unregister_select(n);
 ///     if (clause.on_selected(n)) use(v);      // throws channel_closed after close
 ///
+/// Non-throwing forms (`remove_into(v, troupe::report_close)`, with or
+/// without stop_on_close, and `insert_from(v, troupe::report_close)`): a
+/// closed channel does not throw; the clause is selected with outcome
+/// `channel_status::closed` (nothing moved), which a waituntil body taking a
+/// channel_status receives (see waituntil.hpp for the Go side by side).
+///
+/// Exceptions: register_select and unregister_select never throw (no
+/// allocation, nothrow moves). on_selected throws channel_closed (or
+/// channel_closed_with<T>, holding the clause's element: strong) after close
+/// unless report_close; a remove clause's assignment into the variable is
+/// the only user code it runs (T's move assignment).
+///
+/// Channel destroyed while a clause waits on it: the clause is released as
+/// closed and never touches the channel again (its record holds the name;
+/// see detail::link).
+///
 /// A clause implements the select_node protocol (troupe::selectable) for one
 /// channel operation. Its node's status is won *before* any element moves, so
 /// an element is never delivered to a statement that already took another
@@ -34,9 +50,11 @@ class channel;
 template <class T>
 class channel_remove_clause {
 public:
-    channel_remove_clause(channel<T>& ch, T* dst, bool stop) noexcept : ch_(&ch), dst_(dst), stop_(stop) {}
+    channel_remove_clause(channel<T>& ch, T* dst, bool stop, bool report = false) noexcept
+        : ch_(&ch), dst_(dst), stop_(stop), report_(report) {}
     /// Only before registration (the state is not carried over).
-    channel_remove_clause(channel_remove_clause&& o) noexcept : ch_(o.ch_), dst_(o.dst_), stop_(o.stop_) {}
+    channel_remove_clause(channel_remove_clause&& o) noexcept
+        : ch_(o.ch_), dst_(o.dst_), stop_(o.stop_), report_(o.report_) {}
     channel_remove_clause& operator=(channel_remove_clause&&) = delete;
     ~channel_remove_clause() {
         // Delivered but never selected (the statement unwound): drop it.
@@ -59,27 +77,39 @@ public:
     /// completed and its body must still run.
     bool unregister_select(select_node& n) { return ch_->unregister(ch_->consumers_, n, w_); }
     /// Moves the element into the variable and returns true; after close,
-    /// throws channel_closed (or returns false while an exception unwinds).
+    /// throws channel_closed (or returns false while an exception unwinds),
+    /// or, in the report_close form, returns true with outcome() `closed`.
     bool on_selected(select_node&) {
         switch (w_.state.load(std::memory_order_acquire)) {
         case detail::handoff::done:
+            outcome_ = channel_status::success;
             if (taken_) return true;
             taken_ = true;
             if (dst_) *dst_ = slot_.take(); else slot_.get().~T();
             return true;
         case detail::handoff::closed:
+            outcome_ = channel_status::closed;
+            if (report_) return true;
             if (std::uncaught_exceptions() > 0) return false;
-            channel<T>::throw_closed_remove(ch_, ch_->name());
+            // The channel may be gone (destroyed while we waited): only its
+            // address and the name read at registration are used.
+            channel<T>::throw_closed_remove(ch_, w_.name);
         default:
             return false;
         }
     }
 
+    /// What the selected operation did (passed to a body that takes a
+    /// channel_status): `success`, or `closed` (report_close forms only).
+    channel_status select_outcome() const noexcept { return outcome_; }
+
 private:
     channel<T>* ch_;
     T* dst_;
     bool stop_;
+    bool report_;
     bool taken_ = false;
+    channel_status outcome_ = channel_status::success;
     detail::channel_waiter w_;
     detail::element_slot<T> slot_;
 };
@@ -90,11 +120,12 @@ private:
 template <class T>
 class channel_insert_clause {
 public:
-    channel_insert_clause(channel<T>& ch, T& src) noexcept : ch_(&ch), src_(&src) {}
+    channel_insert_clause(channel<T>& ch, T& src, bool report = false) noexcept
+        : ch_(&ch), src_(&src), report_(report) {}
     channel_insert_clause(channel<T>& ch, T&& v) noexcept : ch_(&ch), owned_(std::move(v)), src_(&*owned_) {}
     /// Only before registration.
     channel_insert_clause(channel_insert_clause&& o) noexcept
-        : ch_(o.ch_), owned_(std::move(o.owned_)), src_(owned_ ? &*owned_ : o.src_) {}
+        : ch_(o.ch_), owned_(std::move(o.owned_)), src_(owned_ ? &*owned_ : o.src_), report_(o.report_) {}
     channel_insert_clause& operator=(channel_insert_clause&&) = delete;
 
     /// A lock-free guess (waituntil's ready hint) whether register_select
@@ -109,23 +140,33 @@ public:
     bool unregister_select(select_node& n) { return ch_->unregister(ch_->producers_, n, w_); }
     /// True when the element went in; after close, throws
     /// channel_closed_with<T> holding the element (or returns false while
-    /// an exception unwinds).
+    /// an exception unwinds), or, in the report_close form, returns true
+    /// with outcome() `closed` (the element stays in the variable).
     bool on_selected(select_node&) {
         switch (w_.state.load(std::memory_order_acquire)) {
         case detail::handoff::done:
+            outcome_ = channel_status::success;
             return true;
         case detail::handoff::closed:
+            outcome_ = channel_status::closed;
+            if (report_) return true;
             if (std::uncaught_exceptions() > 0) return false;
-            throw channel_closed_with<T>(ch_, ch_->name(), std::move(*src_));
+            throw channel_closed_with<T>(ch_, w_.name, std::move(*src_));  // ch_: address only
         default:
             return false;
         }
     }
 
+    /// What the selected operation did: `success`, or `closed`
+    /// (report_close form only).
+    channel_status select_outcome() const noexcept { return outcome_; }
+
 private:
     channel<T>* ch_;
     std::optional<T> owned_;
     T* src_;
+    bool report_ = false;
+    channel_status outcome_ = channel_status::success;
     detail::channel_waiter w_;
 };
 

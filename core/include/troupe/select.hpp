@@ -97,12 +97,30 @@ public:
     /// its statement as soon as the resource lock is free, which is why this
     /// step must happen under it.
     bool commit() noexcept {
-        return !park_counter_ ||
-               park_counter_->fetch_add(1, std::memory_order_acq_rel) + 1 == 0;
+        if (!park_counter_ || park_counter_->fetch_add(1, std::memory_order_acq_rel) + 1 == 0)
+            return true;
+        // The waiter is awake: this (under the resource's lock, which the
+        // waiter's unregister_select takes) is our last touch of the node.
+        released_.store(true, std::memory_order_release);
+        return false;
     }
 
-    /// Step 2: unparks the waiter; the caller's last touch of the node.
-    void unpark_waiter() noexcept { unpark(*waiter_); }
+    /// Step 2: unparks the waiter; the caller's last touch of the node. The
+    /// node is marked released *before* the unpark, reading the waiter's
+    /// context first: a waiter that re-checks released() after every park()
+    /// (a stray unpark may end a park early) never leaves while a resource
+    /// still reads its node. Only the context itself is touched afterwards.
+    void unpark_waiter() noexcept {
+        context* const w = waiter_;
+        released_.store(true, std::memory_order_release);
+        unpark(*w);
+    }
+
+    /// True once the resource that won this node made its last touch of it
+    /// (commit() said the waiter is awake, or unpark_waiter() ran). A waiter
+    /// loops `while (!n.released()) park();` so that a stray unpark cannot
+    /// complete its wait. Never set for a node won during registration.
+    bool released() const noexcept { return released_.load(std::memory_order_acquire); }
 
     /// commit() and, if owed, unpark_waiter() in one call, for use while the
     /// resource's lock is still held (always safe), or after unlocking for
@@ -117,9 +135,10 @@ public:
     /// node (release: publishes the operation to the waiter), followed only by
     /// `unpark(context)`. A waiter parks until `granted()`, so a stray wake
     /// never lets it leave while the node is still in use.
-    void grant() noexcept { granted_.store(true, std::memory_order_release); }
+    /// Same flag as released(): a granted node is one the resource let go of.
+    void grant() noexcept { released_.store(true, std::memory_order_release); }
     /// Whether grant() was called (acquire: the operation is visible).
-    bool granted() const noexcept { return granted_.load(std::memory_order_acquire); }
+    bool granted() const noexcept { return released(); }
 
     /// Resource-specific payload (a channel's element pointer, for example).
     void* extra = nullptr;
@@ -135,7 +154,10 @@ private:
     context* waiter_;
     std::atomic<std::uintptr_t>* status_ = nullptr;
     std::atomic<int>* park_counter_ = nullptr;
-    std::atomic<bool> granted_{false};
+    // Set by the resource's last touch of the node (grant(), commit() when
+    // the waiter is awake, unpark_waiter()): one flag for every way a wait
+    // completes, so every waiter re-checks the same condition after park().
+    std::atomic<bool> released_{false};
 };
 
 /// What a resource provides to be waited on by `waituntil` (DESIGN rule 4).

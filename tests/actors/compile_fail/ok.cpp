@@ -7,3 +7,4 @@ struct greeter : troupe::actor {
 };
 
 void fine(greeter& g, greeting& m) { g | m | troupe::finished_msg; }
+void fine_value(greeter& g) { troupe::send<greeting>(g) | troupe::finished_msg; }

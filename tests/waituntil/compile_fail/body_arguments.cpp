@@ -1,4 +1,4 @@
-// expect: is_invocable_v<typename std::decay
+// expect: clause_body<Body
 // A clause body takes no arguments (only on_any bodies get an index).
 #include "troupe/future.hpp"
 #include "troupe/waituntil.hpp"

@@ -1,4 +1,4 @@
-// expect: is_lvalue_reference_v<Tree>
+// expect: a clause tree cannot be stored, copied or moved
 // A clause tree is single-use and refers to the temporaries it was built
 // from: waituntil takes it only as the temporary written in the call.
 #include "troupe/future.hpp"

@@ -45,7 +45,26 @@
 ///    unwinding the first one propagates after every pending body ran).
 ///  - A lock clause holds the lock exactly while its body runs.
 ///  - A closed channel makes its clause ready; the clause then throws as the
-///    plain operation would.
+///    plain operation would, unless it is a `report_close` clause, whose
+///    body runs and may take the outcome (a channel_status) instead:
+///
+///        // Go                               // troupe
+///        for a != nil || b != nil {          bool a_open = true, b_open = true;
+///          select {                          while (a_open || b_open)
+///          case v, ok := <-a:                  troupe::waituntil(
+///            if !ok { a = nil; break }           troupe::when(a_open, troupe::on(
+///            use(v)                                a.remove_into(v, troupe::report_close),
+///          case v, ok := <-b:                      [&](troupe::channel_status s) {
+///            if !ok { b = nil; break }               if (s == troupe::channel_status::closed)
+///            use(v)                                    a_open = false;   // Go: a = nil
+///          }                                       else use(v); }))
+///        }                                     | troupe::when(b_open, ... same for b ...));
+///
+///    A closed channel stays ready (as in Go), so the loop disables its
+///    clause with `when` once it saw `closed`; a statement whose clauses are
+///    all disabled does nothing. Bodies that take no argument are accepted
+///    too. A body may take the outcome of any resource offering
+///    `select_outcome()`; an `on_any` body may take (index, outcome).
 ///
 /// Blocking: parks the calling context (user thread or OS thread) until the
 /// statement is satisfied. Cost: one select node per clause, inside the
@@ -57,8 +76,25 @@
 ///
 /// Lifetime: `|`, `&` and `when` do not copy clauses; the tree refers to
 /// the temporaries it is built from, which live until the end of the full
-/// expression. Write the whole tree inside the waituntil call (storing it in
-/// a variable leaves it dangling; waituntil refuses lvalue trees).
+/// expression. Write the whole tree inside the waituntil call. Clause trees
+/// can be neither copied nor moved, and every function taking one takes it
+/// by value, so a tree stored in a variable cannot be passed anywhere, with
+/// or without std::move (a compile error naming this rule); nor can a tree
+/// be forwarded through a helper function.
+///
+/// Exceptions (what a statement guarantees when one passes through it):
+///  - from a registration (a resource's register_select, e.g. a timeout's
+///    timer allocation), an on_selected (a closed channel) or a body: every
+///    node is unregistered before the exception leaves, nothing stays queued
+///    and no wake is left banked. Pure-or: if a resource won a clause before
+///    the failure, that clause's operation happened, so its body runs first
+///    (an exception from that body is dropped), then the original exception
+///    propagates; otherwise no operation happened (strong for the
+///    resources: a partner's element stays in its channel). With `&`: bodies
+///    of operations that completed run during cleanup (their exceptions are
+///    dropped; the first exception propagates). Basic guarantee overall:
+///    bodies that ran had their effects.
+///  - A resource's register_select must not throw after it won the node.
 #include <atomic>
 #include <cstddef>
 #include <ranges>
@@ -91,7 +127,7 @@ private:
 /// move). The body is optional.
 template <class R, class Body = detail::wu::no_body>
     requires selectable<std::remove_cvref_t<R>> && (!std::is_const_v<std::remove_reference_t<R>>) &&
-             std::is_invocable_v<std::decay_t<Body>&>
+             detail::wu::clause_body<Body, std::remove_cvref_t<R>>
 [[nodiscard]] auto on(R&& resource, Body&& body = {}) {
     using res = std::remove_cvref_t<R>;
     using body_t = std::decay_t<Body>;
@@ -135,11 +171,9 @@ template <class Range, class Projection, class Body>
 }
 
 /// Disables a clause, or every clause of a subtree, unless `guard` holds.
-template <detail::wu::clause_tree Tree>
-    requires(!std::is_lvalue_reference_v<Tree>)
-[[nodiscard]] Tree&& when(bool guard, Tree&& tree) noexcept {
-    tree.add_guard(guard);
-    return std::move(tree);
+template <detail::wu::immovable_tree Tree>
+[[nodiscard]] detail::wu::guarded<Tree> when(bool guard, Tree tree) noexcept {
+    return {tree, guard};
 }
 
 /// The clause that runs when nothing is ready once every clause registered.
@@ -151,58 +185,55 @@ template <class Body>
 
 /// A guarded otherwise.
 template <class Body>
-[[nodiscard]] detail::wu::otherwise_clause<Body>&& when(bool guard,
-                                                        detail::wu::otherwise_clause<Body>&& e) noexcept {
+[[nodiscard]] detail::wu::otherwise_clause<Body> when(bool guard, detail::wu::otherwise_clause<Body> e) {
     e.add_guard(guard);
-    return std::move(e);
+    return e;
 }
 
 namespace detail::wu {
 // Found by argument-dependent lookup on clause trees only.
-template <clause_tree L, clause_tree R>
-    requires(!std::is_lvalue_reference_v<L> && !std::is_lvalue_reference_v<R>)
-[[nodiscard]] auto operator|(L&& l, R&& r) noexcept {
-    return junction<std::remove_cvref_t<L>, std::remove_cvref_t<R>, false>{l, r};
+// Trees are taken by value (see immovable_tree): only a tree written in
+// place can be passed.
+template <immovable_tree L, immovable_tree R>
+[[nodiscard]] junction<L, R, false> operator|(L l, R r) noexcept {
+    return {l, r};
 }
-template <clause_tree L, clause_tree R>
-    requires(!std::is_lvalue_reference_v<L> && !std::is_lvalue_reference_v<R>)
-[[nodiscard]] auto operator&(L&& l, R&& r) noexcept {
-    return junction<std::remove_cvref_t<L>, std::remove_cvref_t<R>, true>{l, r};
+template <immovable_tree L, immovable_tree R>
+[[nodiscard]] junction<L, R, true> operator&(L l, R r) noexcept {
+    return {l, r};
 }
 }  // namespace detail::wu
 
 /// Runs the statement over `tree` (see the header comment); returns which
-/// clauses ran. Blocks until the statement's predicate holds. Throws what a
-/// body, or a clause's resource (a closed channel), throws.
-template <detail::wu::clause_tree Tree>
-    requires(!std::is_lvalue_reference_v<Tree>)
-auto waituntil(Tree&& tree) {
+/// clauses ran. Blocks until the statement's predicate holds (parks; a
+/// stray unpark does not end the wait). Throws what a body, a registration,
+/// or a clause's resource (a closed channel) throws, with the guarantee in
+/// the header comment.
+template <detail::wu::immovable_tree Tree>
+auto waituntil(Tree tree) {
     return detail::wu::run_statement(tree, static_cast<detail::wu::otherwise_clause<detail::wu::no_body>*>(nullptr),
                                      0);
 }
 
 /// As waituntil(tree), running `e` instead of blocking when nothing is
 /// ready at registration (if `e` is enabled).
-template <detail::wu::clause_tree Tree, class Else>
-    requires(!std::is_lvalue_reference_v<Tree>)
-auto waituntil(Tree&& tree, detail::wu::otherwise_clause<Else>&& e) {
+template <detail::wu::immovable_tree Tree, class Else>
+auto waituntil(Tree tree, detail::wu::otherwise_clause<Else> e) {
     return detail::wu::run_statement(tree, &e, 0);
 }
 
 /// Fair mode: as waituntil(tree), trying clauses (and the elements of
 /// run-time-length clauses) from `r`'s next starting point instead of in
 /// written order.
-template <detail::wu::clause_tree Tree>
-    requires(!std::is_lvalue_reference_v<Tree>)
-auto waituntil(rotation& r, Tree&& tree) {
+template <detail::wu::immovable_tree Tree>
+auto waituntil(rotation& r, Tree tree) {
     return detail::wu::run_statement(tree, static_cast<detail::wu::otherwise_clause<detail::wu::no_body>*>(nullptr),
                                      r.advance());
 }
 
 /// Fair mode with an otherwise clause.
-template <detail::wu::clause_tree Tree, class Else>
-    requires(!std::is_lvalue_reference_v<Tree>)
-auto waituntil(rotation& r, Tree&& tree, detail::wu::otherwise_clause<Else>&& e) {
+template <detail::wu::immovable_tree Tree, class Else>
+auto waituntil(rotation& r, Tree tree, detail::wu::otherwise_clause<Else> e) {
     return detail::wu::run_statement(tree, &e, r.advance());
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // Compile-time type names without RTTI, for checked-build reports.
+#include <string>
 #include <string_view>
 
 namespace troupe::detail {
@@ -16,8 +17,16 @@ constexpr std::string_view type_name() noexcept {
     return p.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b);
 }
 
-/// The class name in a constructor's source_location function name
-/// ("ns::my_actor::my_actor(int)" -> "ns::my_actor").
-std::string_view class_of_constructor(std::string_view function_name) noexcept;
+/// The name a user wrote for a type, from a compiler's or demangler's
+/// spelling: drops the enclosing function scopes of local classes
+/// ("f()::lonely" -> "lonely", "main()::<lambda()>::x" -> "x") and
+/// anonymous namespaces ("{anonymous}::m" -> "m"), also inside template
+/// arguments. For reports (allocates).
+std::string user_type_name(std::string_view spelling);
+
+/// The class name in a constructor's source_location function name, as the
+/// user wrote it ("ns::my_actor::my_actor(int)" -> "ns::my_actor",
+/// "f()::lonely::lonely()" -> "lonely").
+std::string class_of_constructor(std::string_view function_name);
 
 }  // namespace troupe::detail

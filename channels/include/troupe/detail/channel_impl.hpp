@@ -25,28 +25,41 @@ channel<T>::~channel() {
     closed_.store(true, std::memory_order_release);
     const std::size_t consumers = collect_closed(consumers_, tail);
     const std::size_t producers = collect_closed(producers_, tail);
+    bool leaving = !consumers_.empty() || !producers_.empty();
     lock_.unlock();
+    // Nodes still queued belong to select clauses that are unregistering
+    // right now (awake, their statement decided): each takes lock_ once to
+    // dequeue itself and never touches the channel after that unlock. Wait
+    // for them before freeing anything.
+    for (int spins = 0; leaving; ++spins) {
+        if (spins < 64) detail::cpu_relax(); else this_thread::yield();
+        lock_.lock();
+        leaving = !consumers_.empty() || !producers_.empty();
+        lock_.unlock();
+    }
     if constexpr (checked_build) {
         if (consumers + producers > 0)
             detail::report_misuse(detail::describe("channel", name_, this) +
                                   ": destroyed while threads are blocked on it (deadlock): " +
                                   std::to_string(producers) + " producer(s), " +
                                   std::to_string(consumers) + " consumer(s); releasing them "
-                                  "with channel_closed");
+                                  "with channel_closed",
+                                  misuse_kind::released_waiters);
     }
-    // Released threads never touch the channel again: they only read their
-    // own wait record and throw.
+    // Released threads never touch the channel again: plain waiters only read
+    // their own wait record and throw; select clauses were detached (see
+    // detail::link) and consult only their record.
     wake_chain(chain);
     for (std::size_t i = 0, n = count_.load(std::memory_order_relaxed); i < n; ++i) {
         slot(wrap(head_ + i))->~T();
     }
     if (buffer_) ::operator delete(buffer_, buffer_alignment);
 #if defined(TROUPE_STATISTICS)
-    std::fprintf(stderr,
-                 "troupe statistics: %s: inserts %llu (blocking %llu), removes %llu (blocking %llu)\n",
-                 detail::describe("channel", name_, this).c_str(),
-                 (unsigned long long)stats_.inserts, (unsigned long long)stats_.blocked_inserts,
-                 (unsigned long long)stats_.removes, (unsigned long long)stats_.blocked_removes);
+    auto& registry = detail::channel_statistics_registry::get();
+    registry.add(stats_);
+    if (registry.mode() == channel_statistics_report::per_channel)
+        std::fprintf(stderr, "troupe statistics: %s: %s\n", detail::describe("channel", name_, this).c_str(),
+                     detail::format_channel_counts(stats_).c_str());
 #endif
 }
 
@@ -61,6 +74,7 @@ auto channel<T>::insert_locked(T& src, select_node* self, select_node*& wake) no
     if (!claim.begin()) return outcome::lost;
     if (select_node* c = claim.claim_front(consumers_)) {
         give_to(*c, std::move(src));  // wait morphing: complete its remove
+        detail::detach(*c);
         claim.commit();
         wake = owed_unpark(*c);
         return outcome::done;
@@ -91,8 +105,9 @@ auto channel<T>::remove_locked(void* dst, select_node* self, bool stop, select_n
         if (++head_ == capacity_) head_ = 0;
         // The buffer had been full if a producer waits: its element goes to
         // the tail (FIFO kept: buffered elements leave first).
-        if (select_node* p = producers_.pop_claimed()) {
+        if (select_node* p = detail::pop_claimed(producers_)) {
             take_from(*p, buffer_ + wrap(head_ + count - 1));  // the new tail
+            detail::detach(*p);
             wake = owed_unpark(*p);
         } else {
             count_.store(count - 1, std::memory_order_relaxed);
@@ -105,6 +120,7 @@ auto channel<T>::remove_locked(void* dst, select_node* self, bool stop, select_n
     if (!claim.begin()) return outcome::lost;
     if (select_node* p = claim.claim_front(producers_)) {
         take_from(*p, dst);
+        detail::detach(*p);
         claim.commit();
         wake = owed_unpark(*p);
         return outcome::done;
@@ -139,7 +155,7 @@ void channel<T>::insert(T&& v) {
     producers_.push_back(self);
     TROUPE_CHANNEL_COUNT(blocked_inserts);
     lock_.unlock();
-    detail::await_partner(w);
+    detail::await_partner(w, self, "insert", name, this);
     if (w.state.load(std::memory_order_acquire) == detail::handoff::closed)
         throw channel_closed_with<T>(this, name, std::move(v));
 }
@@ -169,7 +185,7 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
     consumers_.push_back(self);
     TROUPE_CHANNEL_COUNT(blocked_removes);
     lock_.unlock();
-    detail::await_partner(w);
+    detail::await_partner(w, self, "remove", name, this);
     // A consumer is woken by close only while the channel is empty (it
     // queued on an empty buffer, and nothing can be inserted after close).
     return w.state.load(std::memory_order_acquire) == detail::handoff::done;
@@ -214,10 +230,11 @@ std::size_t channel<T>::flush(const T& v)
         select_node* chain = nullptr;
         select_node** tail = &chain;
         lock_.lock();
-        while (select_node* c = consumers_.pop_claimed()) {
+        while (select_node* c = detail::pop_claimed(consumers_)) {
             auto& w = detail::waiter_of(*c);
             ::new (w.elem) T(v);
             w.state.store(detail::handoff::done, std::memory_order_release);
+            detail::detach(*c);
             if (c->commit()) {
                 *tail = c;
                 tail = &c->next_;
@@ -233,10 +250,11 @@ std::size_t channel<T>::flush(const T& v)
         for (std::size_t i = 0; i < waiting; ++i) {
             T copy(v);
             lock_.lock();
-            select_node* c = consumers_.pop_claimed();
+            select_node* c = detail::pop_claimed(consumers_);
             bool owed = false;
             if (c) {
                 give_to(*c, std::move(copy));
+                detail::detach(*c);
                 owed = c->commit();
                 TROUPE_CHANNEL_COUNT(inserts);
             }
@@ -252,12 +270,12 @@ std::size_t channel<T>::flush(const T& v)
 template <class T>
 std::size_t channel<T>::collect_closed(node_queue& q, select_node**& tail) noexcept {
     std::size_t n = 0;
-    // pop_claimed skips clauses whose statement already finished: a lost
-    // exclusive clause is dropped, never woken.
-    while (select_node* w = q.pop_claimed()) {
+    // pop_claimed drops clauses whose statement already finished (a lost
+    // exclusive clause is detached, never woken) and skips leaving ones.
+    while (select_node* w = detail::pop_claimed(q)) {
         auto& rec = detail::waiter_of(*w);
-        w->extra = nullptr;  // protocol: a null payload means "woken by close"
         rec.state.store(detail::handoff::closed, std::memory_order_release);
+        detail::detach(*w);
         if (w->commit()) {  // else its waiter is awake: never touch it again
             *tail = w;
             tail = &w->next_;
@@ -287,6 +305,7 @@ template <class T>
 bool channel<T>::register_insert(select_node& n, detail::channel_waiter& w, T& src) {
     select_node* wake = nullptr;
     lock_.lock();
+    w.name = name_;
     TROUPE_CHANNEL_COUNT(inserts);
     const outcome r = insert_locked(src, &n, wake);  // sets wake: evaluate first
     return finish_register(n, w, r, wake, producers_);
@@ -296,6 +315,7 @@ template <class T>
 bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool stop) {
     select_node* wake = nullptr;
     lock_.lock();
+    w.name = name_;
     TROUPE_CHANNEL_COUNT(removes);
     const outcome r = remove_locked(w.elem, &n, stop, wake);  // sets wake: evaluate first
     return finish_register(n, w, r, wake, consumers_);
@@ -304,9 +324,12 @@ bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool
 template <class T>
 bool channel<T>::finish_register(select_node& n, detail::channel_waiter& w, outcome r, select_node* wake,
                                  node_queue& q) {
+    // A node that is not queued is detached at once: its clause's unregister
+    // then needs no lock (and no channel).
     switch (r) {
     case outcome::done:
         w.state.store(detail::handoff::done, std::memory_order_relaxed);
+        w.linkage.store(detail::link::detached, std::memory_order_relaxed);  // read by our own thread
         lock_.unlock();
         if (wake) wake->unpark_waiter();
         return true;
@@ -314,36 +337,46 @@ bool channel<T>::finish_register(select_node& n, detail::channel_waiter& w, outc
         // The clause "completes" as closed if it wins; on_selected throws.
         const bool won = n.try_claim();
         if (won) w.state.store(detail::handoff::closed, std::memory_order_relaxed);
+        w.linkage.store(detail::link::detached, std::memory_order_relaxed);
         lock_.unlock();
         return won;
     }
     case outcome::lost:
+        w.linkage.store(detail::link::detached, std::memory_order_relaxed);
         lock_.unlock();
         return false;
     case outcome::wait:
         break;
     }
     if (detail::is_live(n)) {
-        q.push_back(n);
+        q.push_back(n);  // linkage stays `linked`: partners may take it now
         if (&q == &producers_)
             TROUPE_CHANNEL_COUNT(blocked_inserts);
         else
             TROUPE_CHANNEL_COUNT(blocked_removes);
+    } else {
+        w.linkage.store(detail::link::detached, std::memory_order_relaxed);
     }
     lock_.unlock();
     return false;
 }
 
 template <class T>
-bool channel<T>::unregister(node_queue& q, select_node& n, const detail::channel_waiter& w) {
-    lock_.lock();
-    const bool was_queued = q.remove(n);
-    // A partner completes a claimed node before releasing the lock, so under
-    // the lock `state` is final for any node no longer queued.
-    const bool completed = w.state.load(std::memory_order_relaxed) == detail::handoff::done;
-    lock_.unlock();
-    if (was_queued || !n.is_general()) return false;
-    return completed &&
+bool channel<T>::unregister(node_queue& q, select_node& n, detail::channel_waiter& w) {
+    if (detail::begin_leaving(w)) {
+        // Still linked: no partner may take the node any more (they skip
+        // leaving nodes), and the destructor waits for us; dequeue it.
+        lock_.lock();
+        const bool was_queued = q.remove(n);
+        lock_.unlock();  // our last touch of the channel
+        w.linkage.store(detail::link::detached, std::memory_order_relaxed);
+        if (was_queued) return false;
+    }
+    // Detached by the channel side (or never queued): `state` is final (the
+    // acquire in begin_leaving saw the partner's release in detach()), and
+    // the channel may already be gone: do not touch it.
+    if (!n.is_general()) return false;
+    return w.state.load(std::memory_order_acquire) == detail::handoff::done &&
            n.status_word()->load(std::memory_order_acquire) == std::uintptr_t(select_status::sat);
 }
 

@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cstdint>
 #include <new>
+#include <string>
 #include <utility>
 
 #include "troupe/channel_defaults.hpp"
 #include "troupe/context.hpp"
+#include "troupe/error.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/select.hpp"
 #include "troupe/thread.hpp"
@@ -22,16 +24,89 @@ enum class handoff : std::uint8_t {
     closed,   ///< woken by close(): nothing moved
 };
 
+/// Who may touch a select clause's node next: the handshake that lets a
+/// clause leave a channel without the channel (which may be destroyed at
+/// any time once no thread is *inside* one of its operations) and lets the
+/// channel drop a node without its waiter. Plain (non-select) waiters never
+/// use it: they never unregister.
+enum class link : std::uint8_t {
+    linked,    ///< may be in a queue; the channel side may take it (busy)
+    busy,      ///< the channel side is taking it, under the channel lock
+    detached,  ///< out of every queue for good; `state` is final; the clause
+               ///< must not touch the channel again for this node
+    leaving,   ///< its clause unregisters it (takes the channel lock);
+               ///< the channel side skips it and leaves it queued
+};
+
 /// What a queued select_node's `extra` points to. Written by the partner
 /// under the channel lock; `state` is stored (release) before the wake.
 struct channel_waiter {
     /// Producer: the T to move from. Consumer: raw storage for a T.
     void* elem = nullptr;
     std::atomic<handoff> state{handoff::waiting};
+    /// Select clauses only (see `link`).
+    std::atomic<link> linkage{link::linked};
+    /// The channel's name, read under its lock at registration, for a
+    /// clause that throws channel_closed after the channel is gone.
+    const char* name = nullptr;
 };
 
 inline channel_waiter& waiter_of(select_node& n) noexcept {
     return *static_cast<channel_waiter*>(n.extra);
+}
+
+/// Channel side, under the channel lock: reserves queued node `n` (marks it
+/// busy) unless its clause is leaving (then false: skip it, leave it queued:
+/// its clause dequeues it). Plain nodes are always available.
+inline bool reserve(select_node& n) noexcept {
+    if (n.is_plain()) return true;
+    auto expected = link::linked;
+    // acq_rel: pairs with the clause's CAS to `leaving`; exactly one wins.
+    return waiter_of(n).linkage.compare_exchange_strong(expected, link::busy, std::memory_order_acq_rel);
+}
+/// Channel side, under the lock, after a reserved node left the queue and
+/// its `state` is final: hands the node back to its clause for good. The
+/// release store publishes `state` to a clause that reads `detached`
+/// without the lock.
+inline void detach(select_node& n) noexcept {
+    if (!n.is_plain()) waiter_of(n).linkage.store(link::detached, std::memory_order_release);
+}
+/// Channel side, under the lock: a reserved node stays queued after all.
+inline void unreserve(select_node& n) noexcept {
+    if (!n.is_plain()) waiter_of(n).linkage.store(link::linked, std::memory_order_release);
+}
+
+/// Clause side, before touching the channel to unregister: true if the
+/// clause must take the channel lock to dequeue its node (the channel is
+/// then alive: its destructor waits for leaving nodes), false if the
+/// channel side already detached it (state final; the channel may be gone).
+inline bool begin_leaving(channel_waiter& w) noexcept {
+    auto expected = link::linked;
+    // Busy lasts only while a partner holds the channel lock: wait it out.
+    while (!w.linkage.compare_exchange_weak(expected, link::leaving, std::memory_order_acq_rel)) {
+        if (expected == link::detached || expected == link::leaving) return false;
+        expected = link::linked;
+        cpu_relax();
+    }
+    return true;
+}
+
+/// Pops queued nodes from the front until one is won by try_claim (returned
+/// reserved: the caller completes it, then detach()es it). Nodes of
+/// statements won elsewhere are dropped (detached, never woken); nodes
+/// whose clause is leaving are skipped and stay queued. Under the lock.
+inline select_node* pop_claimed(node_queue& q) noexcept {
+    select_node* n = q.front();
+    while (n) {
+        select_node* const next = n->next_;
+        if (reserve(*n)) {
+            q.remove(*n);
+            if (n->try_claim()) return n;
+            detach(*n);  // stale: its statement finished elsewhere
+        }
+        n = next;
+    }
+    return nullptr;
 }
 
 /// Uninitialised storage for one T (a consumer's destination).
@@ -99,14 +174,20 @@ public:
                 n = next;  // our own clause: a selector cannot meet itself
                 continue;
             }
+            if (!reserve(*n)) {
+                n = next;  // its clause is leaving: it dequeues itself
+                continue;
+            }
             switch (claim(*n)) {
             case outcome::won:
                 q.remove(*n);
-                return n;
+                return n;  // reserved: the caller completes and detaches it
             case outcome::lost:
                 q.remove(*n);  // stale: its statement finished elsewhere
+                detach(*n);
                 break;
             case outcome::self_lost:
+                unreserve(*n);
                 self_lost_ = true;
                 return nullptr;
             }
@@ -159,11 +240,24 @@ private:
     bool self_lost_ = false;
 };
 
+/// Checked builds: reports a park() that ended without the wake it waited
+/// for (a stray unpark), naming the operation; the caller parks again.
+inline void report_stray_wake(const char* operation, const char* name, const void* ch) {
+    if constexpr (checked_build)
+        report_misuse("stray wake: a thread blocked in " + std::string(operation) + " on " +
+                      describe("channel", name, ch) +
+                      " was unparked before its partner completed it (troupe::unpark on a "
+                      "blocked thread?); it waits again");
+}
+
 /// Waits for a partner to complete `w` (or for close), then consumes the one
 /// unpark the partner owes us. A short yield (user thread) or spin (OS
 /// thread) phase first: if the partner finishes meanwhile, its unpark merely
-/// banks a permit and the park below returns at once.
-inline void await_partner(const channel_waiter& w) noexcept {
+/// banks a permit and the park below returns at once. A park that returns
+/// before the partner released our node `self` (a stray unpark) parks again:
+/// the partner's unpark is still owed, and our node must outlive its touch.
+inline void await_partner(const channel_waiter& w, const select_node& self, const char* operation,
+                          const char* name, const void* ch) noexcept {
     auto pending = [&] { return w.state.load(std::memory_order_acquire) == handoff::waiting; };
     if (this_context().is_user_thread()) {
         for (int i = 0; i < defaults::channel_wait_yields && pending(); ++i) this_thread::yield();
@@ -171,6 +265,10 @@ inline void await_partner(const channel_waiter& w) noexcept {
         for (int s = 0; s < defaults::channel_wait_os_spins && pending(); ++s) cpu_relax();
     }
     park();  // exactly one wake is owed to us: the partner's, or close's
+    while (!self.released()) {
+        report_stray_wake(operation, name, ch);
+        park();
+    }
 }
 
 /// Whether a queued node still stands for a blocked thread (not a clause of

@@ -122,6 +122,9 @@ public:
     /// (a counter increment) is owed. Final once the node is unregistered,
     /// since resources claim queued nodes only under their own lock.
     bool owes_increment() const noexcept { return constructed_ && !immediate_ && status() != unsat; }
+    /// No resource will touch the node again: it was never claimed after
+    /// registration, or its resource made its last touch (released).
+    bool settled() const noexcept { return !owes_increment() || node().released(); }
     void set_pending(bool p) noexcept { pending_ = p; }
     bool pending() const noexcept { return pending_; }
 
@@ -206,15 +209,55 @@ struct no_body {
     void operator()() const noexcept {}
 };
 
-template <class B>
-void invoke_body(B& b) {
-    std::invoke(b);
+/// Optional extension of the selectable protocol: `select_outcome()`, what
+/// the selected operation did (a channel clause's channel_status), read after
+/// on_selected. A body that takes it gets it (`on(ch.remove_into(v,
+/// report_close), [&](channel_status s) { ... })`).
+template <class R>
+concept outcome_reporting = requires(const R& r) { r.select_outcome(); };
+
+template <class R>
+struct outcome_of {
+    struct none {};
+    using type = none;
+};
+template <outcome_reporting R>
+struct outcome_of<R> {
+    using type = decltype(std::declval<const R&>().select_outcome());
+};
+
+/// Whether `B` can be the body of a clause over `R`: callable with no
+/// arguments, or with the resource's outcome.
+template <class B, class R>
+concept clause_body =
+    std::is_invocable_v<std::decay_t<B>&> ||
+    (outcome_reporting<R> && std::is_invocable_v<std::decay_t<B>&, typename outcome_of<R>::type>);
+
+/// Whether a body of type `B` takes the outcome of resource type `R`.
+template <class B, class R, class... Lead>
+constexpr bool takes_outcome() {
+    if constexpr (outcome_reporting<R>)
+        return std::is_invocable_v<B&, Lead..., typename outcome_of<R>::type>;
+    else
+        return false;
+}
+
+/// Runs a clause's body over resource `r`, passing r's outcome if the body
+/// takes it.
+template <class B, class R>
+void invoke_body(B& b, const R& r) {
+    if constexpr (takes_outcome<B, R>())
+        std::invoke(b, r.select_outcome());
+    else
+        std::invoke(b);
 }
 /// A run-time-length clause's body gets the ready element's index if it
-/// takes one.
-template <class B>
-void invoke_body(B& b, std::size_t index) {
-    if constexpr (std::is_invocable_v<B&, std::size_t>)
+/// takes one, and the element's outcome after it if it takes that too.
+template <class B, class R>
+void invoke_body(B& b, std::size_t index, const R& r) {
+    if constexpr (takes_outcome<B, R, std::size_t>())
+        std::invoke(b, index, r.select_outcome());
+    else if constexpr (std::is_invocable_v<B&, std::size_t>)
         std::invoke(b, index);
     else
         std::invoke(b);

@@ -10,6 +10,7 @@
 #include <exception>
 
 #include "troupe/context.hpp"
+#include "troupe/error.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/waituntil_tree.hpp"
 #include "troupe/thread.hpp"
@@ -75,14 +76,44 @@ void for_each_leaf(Tree& t, F&& f) {
     });
 }
 
-/// The otherwise clause's side of the race with the resources: it runs only
-/// if it wins the status word (a resource that won first will unpark us).
-inline bool claim_for_otherwise(statement& s) noexcept {
+/// Seals an exclusive statement's status word: CAS unsat -> sat, spinning
+/// past `pending`. Returns the word's final value: `sat` if we sealed it
+/// (from then on no resource can win any node of ours: try_claim fails on
+/// anything but unsat), or the winning node's address if a resource won
+/// first (its wake is then owed to us unless it won during registration).
+inline std::uintptr_t seal(statement& s) noexcept {
     for (;;) {
         auto expected = unsat;
-        if (s.status.compare_exchange_strong(expected, sat, std::memory_order_acq_rel)) return true;
-        if (expected != pending) return false;
+        // acq_rel: a resource that won before us published its operation.
+        if (s.status.compare_exchange_strong(expected, sat, std::memory_order_acq_rel)) return sat;
+        if (expected != pending) return expected;
         cpu_relax();  // a channel handshake on our word resolves in a few steps
+    }
+}
+
+/// The otherwise clause's side of the race with the resources: it runs only
+/// if it wins the status word (a resource that won first will unpark us).
+inline bool claim_for_otherwise(statement& s) noexcept { return seal(s) == sat; }
+
+/// Checked builds: reports a park() that ended without the wake the
+/// statement waited for (a stray unpark); the statement parks again.
+inline void report_stray_wake() {
+    if constexpr (checked_build)
+        report_misuse("stray wake: a thread blocked in waituntil was unparked before any clause "
+                      "completed (troupe::unpark on a blocked thread?); it waits again");
+}
+
+/// Exclusive mode: parks until a resource that won the statement made its
+/// last touch of the winning node (select_node::released). A park that ends
+/// earlier (a stray unpark) parks again: the winner's unpark is still owed.
+inline void await_winner(statement& s) noexcept {
+    for (;;) {
+        park();
+        const std::uintptr_t st = s.status.load(std::memory_order_acquire);
+        // A won word holds the winning node's address (above every status
+        // value); the node is ours, so reading it is safe.
+        if (st > ran && reinterpret_cast<const select_node*>(st)->released()) return;
+        report_stray_wake();
     }
 }
 
@@ -130,7 +161,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
                 result.set_otherwise();
                 return result;
             }
-            park();  // exactly one resource won, and its wake() unparks us
+            await_winner(s);  // exactly one resource won, and its wake() unparks us
             s.parked = true;
         }
         const std::uintptr_t st = s.status.load(std::memory_order_acquire);
@@ -149,15 +180,19 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
         error = std::current_exception();
     }
     // Unwinding from a register, on_selected, body or otherwise: leave no
-    // node behind. If a resource won us meanwhile, its unpark is owed:
-    // consume it (else a later park would return early); and its operation
+    // node behind. Seal the status first, so that the winner (if any) is
+    // final before anything is unregistered: a partner can no longer win a
+    // clause between our reading the status and our dequeuing the clause
+    // (it would hand over an element nobody takes, and bank an unpark
+    // nobody consumes). If a resource won us, its unpark is owed: consume
+    // it (else a later park would return early); and its operation
     // happened: run its body rather than lose it (its exception, if any, is
     // dropped: the first one propagates).
-    const std::uintptr_t st = s.status.load(std::memory_order_acquire);
+    const std::uintptr_t st = seal(s);
     for_each_leaf(t, [&](auto& leaf, std::size_t) { leaf.xunregister_losers(st); });
     bool owed = false;
     for_each_leaf(t, [&](auto& leaf, std::size_t) { owed = owed || leaf.xowes_unpark(st); });
-    if (owed && !s.parked) park();
+    if (owed && !s.parked) await_winner(s);
     if (!decided) {
         for_each_leaf(t, [&](auto& leaf, std::size_t) {
             if (!leaf.xowns(st)) return;
@@ -196,6 +231,15 @@ void finish_general(Tree& t, statement& s, std::size_t rotation, std::exception_
     // reached nobody will touch this statement again.
     const int final_count = owed - s.decrements;
     for (int spins = 0; s.counter.load(std::memory_order_acquire) != final_count; ++spins) pause(spins);
+    // The wake that brought the counter to 0 unparks after its increment,
+    // reading its node: wait for that last touch too (select_node::released)
+    // before any node can go out of scope.
+    for (int spins = 0;; ++spins) {
+        bool settled = true;
+        for_each_leaf(t, [&](auto& leaf, std::size_t) { settled = settled && leaf.gsettled(); });
+        if (settled) break;
+        pause(spins);
+    }
     visit_from(t, rotation % Tree::leaves, [&](auto& leaf, std::size_t) {
         leaf.grun_pending(first, rotation);
         return true;
@@ -253,7 +297,17 @@ waituntil_result<Tree::leaves> run_general(Tree& t, Else* otherwise, std::size_t
                 // Park only if no availability is banked: a resource's wake()
                 // adds 1 and unparks only when it brings -1 back to 0.
                 ++s.decrements;
-                if (s.counter.fetch_sub(1, std::memory_order_acq_rel) - 1 < 0) park();
+                if (s.counter.fetch_sub(1, std::memory_order_acq_rel) - 1 < 0) {
+                    park();
+                    // The wake that unparks us first brings the counter back
+                    // to 0; a park that ends before (a stray unpark) must not
+                    // start another pass (it would decrement again and miss
+                    // that wake's unpark): park again.
+                    while (s.counter.load(std::memory_order_acquire) < 0) {
+                        report_stray_wake();
+                        park();
+                    }
+                }
             }
         }
     } catch (...) {

@@ -93,10 +93,11 @@ public:
     /// Builds the holder from `r` and the body from `b` in place.
     template <class R, class B>
     clause(R&& r, B&& b) : res_(std::forward<R>(r)), body_(std::forward<B>(b)) {}
-    /// Only before the statement runs (the node is not carried over).
-    clause(clause&& o) noexcept(std::is_nothrow_move_constructible_v<Holder> &&
-                                std::is_nothrow_move_constructible_v<Body>)
-        : res_(std::move(o.res_)), body_(std::move(o.body_)), guard_(o.guard_) {}
+    // A clause tree exists only as the temporary written inside one
+    // waituntil call: it cannot be copied or moved, so a stored tree can be
+    // passed nowhere (see immovable_tree).
+    clause(const clause&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    clause(clause&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     clause& operator=(clause&&) = delete;
 
     void add_guard(bool g) noexcept { guard_ = guard_ && g; }
@@ -121,7 +122,7 @@ public:
         if (!el_.won(st)) el_.unregister_from(res_.get());
     }
     bool xrun(std::uintptr_t) {
-        body_ran_ = run_selected(res_.get(), el_, [&] { invoke_body(body_); });
+        body_ran_ = run_selected(res_.get(), el_, [&] { invoke_body(body_, res_.get()); });
         return body_ran_;
     }
 
@@ -130,14 +131,15 @@ public:
     int gsnapshot() noexcept { return el_.snapshot(); }
     template <class Done>
     void gcheck(Done&, std::size_t) {
-        if (el_.runnable()) body_ran_ |= run_and_unregister(res_.get(), el_, [&] { invoke_body(body_); });
+        if (el_.runnable()) body_ran_ |= run_and_unregister(res_.get(), el_, [&] { invoke_body(body_, res_.get()); });
     }
     void gunregister_rest() {
         if (!el_.done()) el_.set_pending(el_.unregister_from(res_.get()));
     }
     int gowed() const noexcept { return el_.owes_increment() ? 1 : 0; }
+    bool gsettled() const noexcept { return el_.settled(); }
     void grun_pending(std::exception_ptr& first, std::size_t) {
-        body_ran_ |= run_pending(res_.get(), el_, [&] { invoke_body(body_); }, first);
+        body_ran_ |= run_pending(res_.get(), el_, [&] { invoke_body(body_, res_.get()); }, first);
     }
 
     void unregister_all() { el_.unregister_from(res_.get()); }
@@ -196,11 +198,8 @@ public:
     static constexpr bool all_hinted = hinted;
 
     range_clause(View v, Proj p, Body b) : view_(std::move(v)), proj_(std::move(p)), body_(std::move(b)) {}
-    range_clause(range_clause&& o) noexcept(std::is_nothrow_move_constructible_v<View> &&
-                                            std::is_nothrow_move_constructible_v<Proj> &&
-                                            std::is_nothrow_move_constructible_v<Body>)
-        : view_(std::move(o.view_)), proj_(std::move(o.proj_)), body_(std::move(o.body_)),
-          guard_(o.guard_) {}
+    range_clause(const range_clause&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    range_clause(range_clause&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     range_clause& operator=(range_clause&&) = delete;
 
     void add_guard(bool g) noexcept { guard_ = guard_ && g; }
@@ -246,7 +245,7 @@ public:
     bool xrun(std::uintptr_t st) {
         const std::size_t i = find(st);
         done_ = true;
-        if (run_selected(slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i); }))
+        if (run_selected(slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i, slots_[i].get()); }))
             body_ran_ = true;
         return body_ran_;
     }
@@ -273,7 +272,7 @@ public:
             slot& sl = slots_[i];
             if (sl.el.runnable()) {
                 done_ = true;
-                body_ran_ |= run_and_unregister(sl.get(), sl.el, [&] { invoke_body(body_, i); });
+                body_ran_ |= run_and_unregister(sl.get(), sl.el, [&] { invoke_body(body_, i, slots_[i].get()); });
             }
         }
     }
@@ -286,13 +285,18 @@ public:
         for (std::size_t i = 0; i < slots_.size(); ++i) owed += slots_[i].el.owes_increment() ? 1 : 0;
         return owed;
     }
+    bool gsettled() const noexcept {
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            if (!slots_[i].el.settled()) return false;
+        return true;
+    }
     void grun_pending(std::exception_ptr& first, std::size_t rotation) {
         const std::size_t n = slots_.size();
         if (n == 0) return;
         for (std::size_t k = 0, start = rotation % n; k < n; ++k) {
             const std::size_t i = (start + k) % n;
             if (slots_[i].el.pending()) done_ = true;
-            body_ran_ |= run_pending(slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i); }, first);
+            body_ran_ |= run_pending(slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i, slots_[i].get()); }, first);
         }
     }
 
@@ -331,7 +335,8 @@ public:
     /// Refers to both subtrees: they are temporaries of the same
     /// full-expression (the waituntil statement), so nothing is moved.
     junction(L& l, R& r) noexcept : l_(l), r_(r) {}
-    junction(junction&&) = default;
+    junction(const junction&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    junction(junction&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     junction& operator=(junction&&) = delete;
 
     void add_guard(bool g) noexcept {
@@ -359,8 +364,47 @@ private:
     R& r_;
 };
 
+/// `when(guard, subtree)`: refers to the subtree, which it disables unless
+/// `guard` holds (the flag lives in the subtree's leaves).
+template <class T>
+class guarded {
+public:
+    static constexpr bool is_waituntil_tree = true;
+    static constexpr std::size_t leaves = T::leaves;
+    static constexpr bool has_and = T::has_and;
+    static constexpr bool hinted = T::hinted;
+    static constexpr bool all_hinted = T::all_hinted;
+
+    guarded(T& t, bool guard) noexcept : t_(t) { t_.add_guard(guard); }
+    guarded(const guarded&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    guarded(guarded&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    guarded& operator=(guarded&&) = delete;
+
+    void add_guard(bool g) noexcept { t_.add_guard(g); }
+    tri eval() const noexcept { return t_.eval(); }
+    template <class F>
+    bool visit(F& f, std::size_t& index) {
+        return t_.visit(f, index);
+    }
+    void prepare() { t_.prepare(); }
+
+private:
+    T& t_;
+};
+
 template <class T>
 concept clause_tree = requires { std::remove_cvref_t<T>::is_waituntil_tree; };
+
+/// Every node type of a clause tree is neither copyable nor movable, and
+/// every function taking a tree (`|`, `&`, `when`, `waituntil`) takes it by
+/// value: only a prvalue (the tree written in place, initialising the
+/// parameter directly) can be passed. A tree stored in a variable cannot be
+/// passed anywhere, moved or not: it would refer to dead temporaries, and
+/// its clauses' state is single-use. Inner nodes refer to these parameter
+/// objects, which live until the end of the full-expression (the waituntil
+/// call) under the Itanium C++ ABI that troupe's platforms use.
+template <class T>
+concept immovable_tree = clause_tree<T> && !std::is_move_constructible_v<T> && !std::is_copy_constructible_v<T>;
 
 /// `otherwise(body)`, optionally guarded.
 template <class Body>
