@@ -47,6 +47,11 @@ void processor::reset_after_retire() noexcept {
     inherited_spin_ = false;
     streak_ = 0;
     watch_ns_ = 0;
+    // The cached exception-state and errno addresses belonged to the old
+    // kernel thread (its TLS may now be another thread's): look them up
+    // again on the new one.
+    eh_ = nullptr;
+    errno_ = nullptr;
 }
 
 // ---------------------------------------------------------------- ready work
