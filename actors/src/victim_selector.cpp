@@ -1,4 +1,5 @@
 // Builtin victim-selection policies.
+#include <algorithm>
 #include <stdexcept>
 
 #include "troupe/topology.hpp"
@@ -36,22 +37,37 @@ std::size_t random_victims::choose() {
     return v >= self_ ? v + 1 : v;
 }
 
-longest_victims::longest_victims(const victim_context& c) noexcept
-    : self_(c.self), workers_(c.workers), stamps_(c.stamps) {}
+longest_victims::longest_victims(const victim_context& c)
+    : self_(c.self), workers_(c.workers), stamps_(c.stamps), tried_(c.workers, false) {}
 
 std::size_t longest_victims::choose() {
+    if (workers_ < 2) return none;
+    if (tried_count_ + 1 >= workers_) {
+        // Everyone else was tried in this sweep: start the next one.
+        std::fill(tried_.begin(), tried_.end(), false);
+        tried_count_ = 0;
+    }
     std::size_t best = none;
     std::uint64_t oldest = ~std::uint64_t{0};
     for (std::size_t w = 0; w < workers_; ++w) {
-        if (w == self_) continue;
+        if (w == self_ || tried_[w]) continue;
         // relaxed: a heuristic; a stale stamp only changes the choice.
         const std::uint64_t t = stamps_ ? stamps_[w].load(std::memory_order_relaxed) : 0;
-        if (t < oldest) {
+        if (best == none || t < oldest) {
             oldest = t;
             best = w;
         }
     }
+    tried_[best] = true;
+    ++tried_count_;
     return best;
+}
+
+void longest_victims::feedback(bool stolen) {
+    if (stolen) {
+        std::fill(tried_.begin(), tried_.end(), false);
+        tried_count_ = 0;
+    }
 }
 
 locality_victims::locality_victims(const victim_context& c) : rng_(seed_for(c.self)) {

@@ -19,6 +19,7 @@ if [ "$QUICK" = 1 ]; then
   matrix_args=(--n=384)
   balance_args=(--groups=40 --rounds=5)
   balance_workers=(2)
+  ask_args=(--asks=500)
 else
   workers=(1 2 4)
   static_t=100000000 static_c=10000000
@@ -28,6 +29,7 @@ else
   matrix_args=(--n=1024)
   balance_args=(--groups=80 --rounds=10)
   balance_workers=(2 4)
+  ask_args=(--asks=2000)
 fi
 
 failed=0
@@ -36,7 +38,7 @@ failed=0
 run() {
   local p="$dir/$1"; shift
   [ -x "$p" ] || return 0
-  if ! "$p" "$@" | grep '^RESULT '; then
+  if ! ${TIMED:-} "$p" "$@" | grep '^RESULT '; then
     echo "actors: $(basename "$p") $* failed" >&2
     failed=1
   fi
@@ -74,6 +76,13 @@ for w in "${workers[@]}"; do
   for ((r = 0; r < RUNS; r++)); do
     run actors_matrix "${matrix_args[@]}" --workers=$w
     run caf_matrix "${matrix_args[@]}" --workers=$w
+  done
+done
+# Asks to one account actor from 4 plain OS threads (4 x asks requests).
+for w in "${workers[@]}"; do
+  for ((r = 0; r < RUNS; r++)); do
+    run actors_ask_threads "${ask_args[@]}" --workers=$w
+    run caf_ask_threads "${ask_args[@]}" --workers=$w
   done
 done
 for w in "${balance_workers[@]}"; do

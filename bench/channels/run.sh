@@ -10,6 +10,8 @@
 #                        1+1, 2+2, 4+4, processors = GOMAXPROCS = 2 (ops_per_s)
 #   chan_rendezvous_rtt  capacity-0 ping-pong round trip, 1 and 2 processors
 #                        (ns_per_op)
+#   worker_pool          feeder -> 4 workers -> consumer (main OS thread or a
+#                        user thread), 100,000 jobs, 2 processors (seconds)
 #   chan_close_drain     close under load, values lost (troupe; must be 0)
 set -uo pipefail
 : "${BUILD:?BUILD must be the absolute build directory}"
@@ -20,9 +22,9 @@ bin="$BUILD/bench/channels"
 procs=2
 
 if [ "$QUICK" = 1 ]; then
-    contend_ms=300; rtt_rounds=100000; drain_ms=200
+    contend_ms=300; rtt_rounds=100000; drain_ms=200; pool_jobs=20000
 else
-    contend_ms=2000; rtt_rounds=1000000; drain_ms=1000
+    contend_ms=2000; rtt_rounds=1000000; drain_ms=1000; pool_jobs=100000
 fi
 
 # Go twins: built here with `go build`, everything under $BUILD.
@@ -30,7 +32,7 @@ gobin="$BUILD/go"
 if command -v go >/dev/null 2>&1; then
     mkdir -p "$gobin"
     export GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod GO111MODULE=off
-    for g in chan_contend chan_rendezvous_rtt; do
+    for g in chan_contend chan_rendezvous_rtt worker_pool; do
         if [ ! -x "$gobin/$g" ] || [ "$here/../peers/go/$g.go" -nt "$gobin/$g" ]; then
             (cd "$here/../peers/go" && go build -o "$gobin/$g" "$g.go") >&2 ||
                 echo "channels: go build of $g failed, skipped" >&2
@@ -50,7 +52,7 @@ run() {
         return 0
     fi
     local out
-    if ! out=$("$prog" "$@"); then
+    if ! out=$(${TIMED:-} "$prog" "$@"); then
         echo "channels: $(basename "$prog") $* failed" >&2
         status=1
     fi
@@ -78,6 +80,10 @@ for ((r = 1; r <= RUNS; r++)); do
         # (~10-30 us here): fewer rounds keep its run short; ns/op is per round.
         run "$bin/channels_boost_fiber_chan_rendezvous_rtt" --processors=$p \
             --rounds=$([ "$p" = 1 ] && echo $rtt_rounds || echo $((rtt_rounds / 20)))
+    done
+    for c in os user; do
+        run "$bin/channels_worker_pool" --jobs=$pool_jobs --processors=$procs --consumer=$c
+        run "$gobin/worker_pool" --jobs=$pool_jobs --processors=$procs --consumer=$c
     done
     run "$bin/channels_chan_close_drain" --producers=4 --consumers=4 --ms=$drain_ms \
         --capacity=128 --processors=$procs

@@ -38,7 +38,7 @@ run() {
         return 0
     fi
     local out
-    if ! out=$(timeout 120 "$prog" "$@"); then
+    if ! out=$(timeout 120 ${TIMED:-} "$prog" "$@"); then
         echo "mutexstmt: $(basename "$prog") $* failed" >&2
         status=1
     fi

@@ -50,7 +50,7 @@ run() {
         return 0
     fi
     local out
-    if ! out=$("$prog" "$@"); then
+    if ! out=$(${TIMED:-} "$prog" "$@"); then
         echo "waituntil: $(basename "$prog") $* failed" >&2
         status=1
     fi

@@ -1,4 +1,4 @@
-// Processors (kernel threads running user threads) and clusters of them.
+// Clusters: pools of processors, resizing, placement and the wake rule.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,220 +7,44 @@
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/thread.hpp"
 #include "troupe/error.hpp"
 #include "troupe/topology.hpp"
 
-#if defined(TROUPE_TSAN)
-#include <sanitizer/tsan_interface.h>
-#endif
 
 namespace troupe {
 namespace detail {
 
-namespace {
-[[gnu::tls_model("initial-exec")]] thread_local processor* tls_processor = nullptr;
-}
-
-[[gnu::noinline]] processor* current_processor() noexcept { return tls_processor; }
-
-processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
-    : owner(c), index(i), pin_pu_(pin_pu), rng_(static_cast<std::uint32_t>(i * 2654435761u + 1)) {}
-
-void processor::start() {
-    kthread_ = std::thread([this] { run(); });
-}
-
-void processor::join_kernel_thread() {
-    if (kthread_.joinable()) kthread_.join();
-}
-
-bool processor::push(fiber* f) noexcept {
-    processor* self = current_processor();
-    // Once `f` is queued it may run, finish, and let the cluster be
-    // destroyed while we still look at this processor to wake it: a pusher
-    // from outside the cluster registers itself so the destructor waits.
-    const bool outside = self == nullptr || &self->owner != &owner;
-    if (outside) owner.remote_pushes.fetch_add(1, std::memory_order_seq_cst);
-    struct done_guard {
-        std::atomic<int>* counter;
-        ~done_guard() {
-            if (counter) counter->fetch_sub(1, std::memory_order_release);
-        }
-    } done{outside ? &owner.remote_pushes : nullptr};
-    qlock_.lock();
-    if (retired_) {
-        qlock_.unlock();
-        return false;
-    }
-    f->ready_next = nullptr;
-    if (tail_) tail_->ready_next = f; else head_ = f;
-    tail_ = f;
-    // seq_cst RMW, not a plain store: with the seq_cst read of sleep_word_
-    // below it forms the pusher's half of a Dekker handshake with idle()
-    // (store asleep, then re-read qsize_). A plain store could still sit in
-    // the store buffer when we read `awake`, losing the wake-up.
-    const std::size_t n = qsize_.fetch_add(1, std::memory_order_seq_cst) + 1;
-    qlock_.unlock();
-
-    if (self == this) {
-        // Our own queue: we will run it. Wake a helper only for surplus work.
-        if (n >= 2 && owner.sleepers.load(std::memory_order_seq_cst) > 0 &&
-            owner.spinners.load(std::memory_order_seq_cst) == 0)
-            owner.wake_one_sleeper(this);
-        return true;
-    }
-    // seq_cst load pairs with the sleeper's seq_cst store + re-check under
-    // qlock_: either we see `asleep`, or its re-check sees our item.
-    if (sleeping()) {
-        wake();
-    } else if (owner.sleepers.load(std::memory_order_seq_cst) > 0 &&
-               owner.spinners.load(std::memory_order_seq_cst) == 0) {
-        owner.wake_one_sleeper(this);  // we are busy: let an idle one steal it
-    }
-    return true;
-}
-
-fiber* processor::pop() noexcept {
-    // seq_cst: a sleeper's re-check (see push) must not read a stale 0.
-    if (qsize_.load(std::memory_order_seq_cst) == 0) return nullptr;
-    qlock_.lock();
-    fiber* f = head_;
-    if (f) {
-        head_ = f->ready_next;
-        if (!head_) tail_ = nullptr;
-        qsize_.fetch_sub(1, std::memory_order_relaxed);
-    }
-    qlock_.unlock();
-    return f;
-}
-
-fiber* processor::try_steal_from() noexcept {
-    if (qsize_.load(std::memory_order_seq_cst) == 0 || !qlock_.try_lock()) return nullptr;
-    fiber* f = head_;
-    if (f) {
-        head_ = f->ready_next;
-        if (!head_) tail_ = nullptr;
-        qsize_.fetch_sub(1, std::memory_order_relaxed);
-    }
-    qlock_.unlock();
-    return f;
-}
-
-void processor::wake() noexcept {
-    if (sleep_word_.exchange(awake, std::memory_order_seq_cst) == asleep) futex_wake(sleep_word_);
-}
-
-void processor::request_retire() noexcept {
-    retire_.store(true, std::memory_order_seq_cst);
-    wake();
-}
-
-void processor::request_stop() noexcept {
-    stop_.store(true, std::memory_order_seq_cst);
-    wake();
-}
-
-fiber* processor::find_work() noexcept {
-    if (fiber* f = pop()) return f;
-    if (fiber* f = owner.steal(*this)) {
-#if defined(TROUPE_STATISTICS)
-        counters.steals.fetch_add(1, std::memory_order_relaxed);
-#endif
-        return f;
-    }
-    return nullptr;
-}
-
-fiber* processor::idle() noexcept {
-    owner.spinners.fetch_add(1, std::memory_order_seq_cst);
-    for (int i = 0; i < defaults::idle_spins; ++i) {
-        if (fiber* f = find_work()) {
-            owner.spinners.fetch_sub(1, std::memory_order_seq_cst);
-            return f;
-        }
-        if (retire_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) break;
-        if (i % 16 == 15) std::this_thread::yield(); else cpu_relax();
-    }
-    // Announce the sleep before the last look: a pusher that misses our
-    // `asleep` must have pushed before our re-check (all seq_cst).
-    owner.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    owner.spinners.fetch_sub(1, std::memory_order_seq_cst);
-    sleep_word_.store(asleep, std::memory_order_seq_cst);
-    fiber* f = find_work();
-    if (!f && !retire_.load(std::memory_order_seq_cst) && !stop_.load(std::memory_order_seq_cst)) {
-#if defined(TROUPE_STATISTICS)
-        counters.sleeps.fetch_add(1, std::memory_order_relaxed);
-#endif
-        while (sleep_word_.load(std::memory_order_seq_cst) == asleep) futex_wait(sleep_word_, asleep);
-    }
-    sleep_word_.store(awake, std::memory_order_relaxed);
-    owner.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    return f;
-}
-
-void processor::run() noexcept {
-    tls_processor = this;
-#if defined(TROUPE_TSAN)
-    tsan_self = __tsan_get_current_fiber();
-#endif
-    if (pin_pu_ >= 0) {
-        try {
-            topology().bind_current_thread(static_cast<std::size_t>(pin_pu_));
-        } catch (...) {
-            // Pinning is an optimisation; an unbindable machine still runs.
-        }
-    }
-    for (;;) {
-        // Checked between threads, not only when idle: a busy processor
-        // must still retire promptly when its cluster shrinks.
-        if (retire_.load(std::memory_order_acquire)) break;
-        fiber* f = find_work();
-        if (!f) {
-            if (stop_.load(std::memory_order_acquire)) break;
-            f = idle();
-            if (!f) continue;
-            if (retire_.load(std::memory_order_acquire)) {
-                owner.schedule(f);  // not ours to run any more
-                break;
-            }
-        }
-        run_fiber(f);
-    }
-    if (retire_.load(std::memory_order_acquire)) {
-        // Close the queue, then hand what is left to the active processors.
-        qlock_.lock();
-        retired_ = true;
-        fiber* list = head_;
-        head_ = tail_ = nullptr;
-        qsize_.store(0, std::memory_order_relaxed);
-        qlock_.unlock();
-        while (list) {
-            fiber* next = list->ready_next;
-            owner.schedule(list);
-            list = next;
-        }
-    }
-    tls_processor = nullptr;
-}
-
 // ---------------------------------------------------------------- cluster
 
 namespace {
-std::size_t default_processor_count() {
-    if (const char* env = std::getenv("TROUPE_PROCESSORS")) {
-        long n = std::strtol(env, nullptr, 10);
-        if (n > 0) return static_cast<std::size_t>(n);
+// A non-negative duration setting: the option if given, else the
+// environment variable (microseconds), else the default.
+std::int64_t setting_ns(std::chrono::nanoseconds option, const char* env,
+                        std::chrono::microseconds fallback) noexcept {
+    if (option.count() >= 0) return option.count();
+    if (const char* v = std::getenv(env)) {
+        char* end = nullptr;
+        const long us = std::strtol(v, &end, 10);
+        if (end != v && us >= 0) return static_cast<std::int64_t>(us) * 1000;
     }
-    try {
-        return std::max<std::size_t>(1, topology().pu_count());
-    } catch (...) {
-        return std::max(1u, std::thread::hardware_concurrency());
-    }
+    return std::chrono::nanoseconds(fallback).count();
+}
+
+schedule_settings resolve(const cluster_options& o) noexcept {
+    schedule_settings s{};
+    s.idle_spin_ns = setting_ns(o.idle_spin, "TROUPE_IDLE_SPIN_US", defaults::idle_spin);
+    s.handoff_grace_ns = std::max<std::int64_t>(
+        1000, setting_ns(o.handoff_grace, "TROUPE_HANDOFF_GRACE_US", defaults::handoff_grace));
+    s.handoff_watch_ns =
+        std::max<std::int64_t>(s.handoff_grace_ns, std::chrono::nanoseconds(defaults::handoff_watch_max).count());
+    s.handoff_streak = defaults::handoff_streak;
+    return s;
 }
 }  // namespace
 
-cluster_impl::cluster_impl(const cluster_options& o) : name(o.name), pin_(o.pin) {
-    set_processor_count(o.processors ? o.processors : default_processor_count());
+cluster_impl::cluster_impl(const cluster_options& o) : name(o.name), settings(resolve(o)), pin_(o.pin) {
+    set_processor_count(o.processors ? o.processors : available_concurrency());
 }
 
 cluster_impl::~cluster_impl() {
@@ -233,17 +57,19 @@ cluster_impl::~cluster_impl() {
             shutdown_waiter_.exchange(nullptr, std::memory_order_seq_cst) == nullptr)
             park();
     }
-    for (auto& p : all_) p->request_stop();
-    for (auto& p : all_) p->join_kernel_thread();
+    const std::size_t made = made_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < made; ++i) all_[i]->request_stop();
+    for (std::size_t i = 0; i < made; ++i) all_[i]->join_kernel_thread();
     // An outside pusher may still be in its wake step (see push()).
     while (remote_pushes.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 #if defined(TROUPE_STATISTICS)
     auto s = statistics();
     std::fprintf(stderr,
-                 "troupe statistics: cluster %s: threads %llu, switches %llu, steals %llu, sleeps %llu\n",
+                 "troupe statistics: cluster %s: threads %llu, switches %llu, hand-offs %llu, steals %llu, "
+                 "sleeps %llu\n",
                  name ? name : "(unnamed)", (unsigned long long)s.threads_created,
-                 (unsigned long long)s.context_switches, (unsigned long long)s.steals,
-                 (unsigned long long)s.sleeps);
+                 (unsigned long long)s.context_switches, (unsigned long long)s.handoffs,
+                 (unsigned long long)s.steals, (unsigned long long)s.sleeps);
 #endif
 }
 
@@ -253,12 +79,24 @@ void cluster_impl::thread_finished() noexcept {
     }
 }
 
+void cluster_impl::lock_resize() noexcept {
+    // acquire: see the previous resizer's processor array. yield() parks
+    // nothing: a user thread yields its processor, an OS thread the CPU.
+    while (resizing_.exchange(true, std::memory_order_acquire)) this_thread::yield();
+}
+
+void cluster_impl::unlock_resize() noexcept { resizing_.store(false, std::memory_order_release); }
+
 void cluster_impl::set_processor_count(std::size_t n) {
     if (n == 0) n = 1;
     if (n > max_processors)
         throw std::invalid_argument("troupe::cluster: at most " + std::to_string(max_processors) +
                                     " processors");
-    std::lock_guard g{resize_mutex_};
+    lock_resize();
+    struct unlock_guard {
+        cluster_impl* c;
+        ~unlock_guard() { c->unlock_resize(); }
+    } unlock{this};
     std::size_t cur = active_.load(std::memory_order_acquire);
     while (cur < n) {
         int pu = -1;
@@ -266,22 +104,36 @@ void cluster_impl::set_processor_count(std::size_t n) {
             static const std::size_t pus = std::max<std::size_t>(1, topology().pu_count());
             pu = static_cast<int>(cur % pus);
         }
-        all_.push_back(std::make_unique<processor>(*this, cur, pu));
-        processor* p = all_.back().get();
+        processor* p;
+        if (cur < made_.load(std::memory_order_relaxed)) {
+            p = all_[cur].get();  // retired earlier and joined: reopen it
+            p->reset_after_retire();
+        } else {
+            all_[cur] = std::make_unique<processor>(*this, cur, pu);
+            p = all_[cur].get();
+            // release: statistics() reads all_[i] for i < made_ without a lock.
+            made_.store(cur + 1, std::memory_order_release);
+        }
+        p->start();  // may throw: then it is not published (basic guarantee)
         slots_[cur].store(p, std::memory_order_release);
         active_.store(cur + 1, std::memory_order_release);
-        p->start();
         ++cur;
     }
-    while (cur > n) {
-        processor* p = slots_[cur - 1].load(std::memory_order_acquire);
-        // Unpublish first so no new work is placed there, then retire it: it
+    if (cur > n) {
+        // Unpublish first so no new work is placed there, then retire: each
         // moves whatever is still queued to the remaining processors.
-        active_.store(cur - 1, std::memory_order_seq_cst);
-        slots_[cur - 1].store(nullptr, std::memory_order_release);
-        p->request_retire();
-        p->join_kernel_thread();
-        --cur;
+        for (std::size_t i = cur; i-- > n;) {
+            processor* p = slots_[i].load(std::memory_order_acquire);
+            active_.store(i, std::memory_order_seq_cst);
+            slots_[i].store(nullptr, std::memory_order_release);
+            p->request_retire();
+        }
+        // A user thread of this cluster running on a retiring processor
+        // must not join its own kernel thread: it yields, and the retiring
+        // processor hands it to one that stays (see cluster.hpp).
+        if (processor* self = current_processor(); self && &self->owner == this)
+            while (current_processor()->index >= n) this_thread::yield();
+        for (std::size_t i = n; i < cur; ++i) all_[i]->join_kernel_thread();
     }
 }
 
@@ -298,50 +150,72 @@ void cluster_impl::place(fiber* f, processor* p) noexcept {
     while (!p->push(f)) p = pick();  // retired: go elsewhere
 }
 
+void cluster_impl::make_ready(fiber* f) noexcept {
+    processor* self = current_processor();
+    if (self && &self->owner == this) {
+        // Woken by a thread of this cluster (or its scheduler): run where
+        // the data it was handed is, next.
+        self->hand_off(f);
+        return;
+    }
+    schedule(f);
+}
+
 void cluster_impl::schedule(fiber* f) noexcept {
     place(f, f->last ? f->last : pick());
 }
 
 void cluster_impl::schedule_new(fiber* f) noexcept {
+    // New threads join the spawner's queue (not its hand-off slot); the wake
+    // rule wakes an idle processor to steal them, so they spread.
     processor* self = current_processor();
     place(f, self && &self->owner == this ? self : pick());
 }
 
-fiber* cluster_impl::steal(processor& thief) noexcept {
-    const std::size_t n = active_.load(std::memory_order_acquire);
-    if (n <= 1) return nullptr;
-    // xorshift: a cheap per-thief random starting victim.
-    std::uint32_t& r = thief.rng_;
-    r ^= r << 13;
-    r ^= r >> 17;
-    r ^= r << 5;
-    const std::size_t start = r % n;
-    for (std::size_t k = 0; k < n; ++k) {
-        processor* v = active_at((start + k) % n);
-        if (!v || v == &thief) continue;
-        if (fiber* f = v->try_steal_from()) return f;
+// The wake rule. Invariant: when ready work has been published (a queue
+// push or a hand-off, seq_cst) and this returns, either no processor was
+// announced asleep at our seq_cst load of `sleepers` (every later sleeper
+// re-checks after its announcement, so sees the work), or some processor
+// is counted in `spinners` (it drops the count before its own re-check, or
+// finds work and re-runs this rule, so the work is seen), or we woke one
+// as a spinner. For a hand-off a watcher also suffices: hand-offs are not
+// stealable before their grace, and a watcher comes back to look.
+void cluster_impl::wake_rule(bool handoff) noexcept {
+    for (unsigned round = 0;; ++round) {
+        if (sleepers.load(std::memory_order_seq_cst) == 0) return;
+        if (spinners.load(std::memory_order_seq_cst) != 0) return;
+        if (handoff && watchers.load(std::memory_order_seq_cst) != 0) return;
+        if (wake_one_sleeper()) return;
+        // Every announced sleeper is between its announcement and its sleep
+        // word, or just woke (another waker's transient count may have
+        // hidden it from us): look again.
+        if (round >= 64) std::this_thread::yield(); else cpu_relax();
     }
-    return nullptr;
 }
 
-void cluster_impl::wake_one_sleeper(processor* except) noexcept {
+bool cluster_impl::wake_one_sleeper() noexcept {
     const std::size_t n = active_.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < n; ++i) {
         processor* p = active_at(i);
-        if (p && p != except && p->sleeping()) {
-            p->wake();
-            return;
-        }
+        if (p && p->wake(true)) return true;
     }
+    // A retiring processor may still be counted asleep: it leaves soon.
+    return false;
 }
 
 cluster_statistics cluster_impl::statistics() const noexcept {
     cluster_statistics s;
-    for (auto& p : all_) {
-        s.threads_created += p->counters.created.load(std::memory_order_relaxed);
-        s.context_switches += p->counters.switches.load(std::memory_order_relaxed);
-        s.steals += p->counters.steals.load(std::memory_order_relaxed);
-        s.sleeps += p->counters.sleeps.load(std::memory_order_relaxed);
+    s.threads_created = created_outside.load(std::memory_order_relaxed);
+    // Entries below made_ never change once published: no lock needed, so
+    // this may run concurrently with set_processor_count.
+    const std::size_t made = made_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < made; ++i) {
+        const processor& p = *all_[i];
+        s.threads_created += p.counters.created.load(std::memory_order_relaxed);
+        s.context_switches += p.counters.switches.load(std::memory_order_relaxed);
+        s.steals += p.counters.steals.load(std::memory_order_relaxed);
+        s.sleeps += p.counters.sleeps.load(std::memory_order_relaxed);
+        s.handoffs += p.counters.handoffs.load(std::memory_order_relaxed);
     }
     return s;
 }
@@ -350,7 +224,11 @@ cluster_statistics cluster_impl::statistics() const noexcept {
 
 // ---------------------------------------------------------------- public
 
-cluster::cluster(std::size_t n) : cluster(cluster_options{n, false, nullptr}) {}
+cluster::cluster(std::size_t n) : cluster([n] {
+    cluster_options o;
+    o.processors = n;
+    return o;
+}()) {}
 cluster::cluster(const cluster_options& o) : impl_(std::make_unique<detail::cluster_impl>(o)) {
     impl_->public_handle = this;
 }
@@ -361,7 +239,11 @@ std::size_t cluster::live_threads() const noexcept { return impl_->live(); }
 cluster_statistics cluster::statistics() const noexcept { return impl_->statistics(); }
 
 cluster& default_cluster() {
-    static cluster c{cluster_options{0, false, "default"}};
+    static cluster c{[] {
+        cluster_options o;
+        o.name = "default";
+        return o;
+    }()};
     return c;
 }
 

@@ -1,9 +1,10 @@
 // park/unpark, context switching and the user-thread life cycle.
 #include <boost/context/detail/fcontext.hpp>
 
+#include <algorithm>
 #include <cerrno>
-
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -16,6 +17,7 @@
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/error.hpp"
+#include "troupe/topology.hpp"
 
 #if defined(TROUPE_ASAN)
 #include <sanitizer/asan_interface.h>
@@ -46,8 +48,50 @@ struct block_hook {
 [[gnu::tls_model("initial-exec")]] thread_local block_hook tls_block_hook;
 
 bool multi_core() noexcept {
-    static const bool many = std::thread::hardware_concurrency() > 1;
+    // The affinity mask, not the machine: a process confined to one CPU
+    // gains nothing by spinning while its waker cannot run.
+    static const bool many = affinity_cpu_count() > 1;
     return many;
+}
+
+int initial_park_spins() noexcept {
+    if (const char* v = std::getenv("TROUPE_PARK_SPIN")) {
+        char* end = nullptr;
+        const long n = std::strtol(v, &end, 10);
+        if (end != v && n >= 0) return static_cast<int>(std::min<long>(n, 1 << 24));
+    }
+    return defaults::os_park_spins;
+}
+
+// The process-wide policy (relaxed: a setting, read once per park).
+std::atomic<int> park_max_spins{initial_park_spins()};
+std::atomic<bool> park_adaptive{true};
+
+// Polls the permit before an OS thread sleeps; true if it consumed one.
+template <class Consume>
+bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
+    const int max = park_max_spins.load(std::memory_order_relaxed);
+    if (max <= 0 || !multi_core()) return false;
+    int budget = max;
+    bool probe = true;
+    if (park_adaptive.load(std::memory_order_relaxed)) {
+        probe = ++self.parks_since_probe >= self.probe_gap;
+        if (probe) self.parks_since_probe = 0;
+        else budget = std::clamp(2 * self.spin_estimate, std::min(max, defaults::os_park_min_spins), max);
+    }
+    for (int i = 0; i < budget; ++i) {
+        cpu_relax();
+        if (try_consume()) {
+            // Spinning paid: follow how long the wake took.
+            self.spin_estimate = (3 * self.spin_estimate + i + 1) / 4;
+            self.probe_gap = 16;
+            return true;
+        }
+    }
+    // It did not pay: spin less, probe less often.
+    self.spin_estimate /= 2;
+    if (probe) self.probe_gap = std::min(self.probe_gap * 2, 1024u);
+    return false;
 }
 }  // namespace
 
@@ -169,7 +213,7 @@ void processor::run_fiber(fiber* f) noexcept {
             continue;
         }
         case post_action::yield:
-            if (!push(f)) owner.schedule(f);
+            if (!push(f, true)) owner.schedule(f);
             return;
         case post_action::finish: {
 #if defined(TROUPE_TSAN)
@@ -206,31 +250,28 @@ void park() noexcept {
         return;
     if (self.is_user_thread()) {
         detail::processor::switch_out(static_cast<detail::fiber*>(&self), detail::post_action::park);
-        // Resumed: the unparker set us back to running.
-        std::atomic_thread_fence(std::memory_order_acquire);
+        // Resumed: the unparker set us back to running (acquire: see what
+        // it wrote; an acquire load, not a fence, which TSan does not model).
+        (void)self.state_.load(std::memory_order_acquire);
         return;
     }
-    // An OS thread polls its permit briefly before sleeping: a wake that
-    // comes soon (a lock hand-off, a reply) then costs no futex on either side.
-    if (detail::multi_core()) {
-        for (int i = 0; i < defaults::os_park_spins; ++i) {
-            detail::cpu_relax();
-            if (self.state_.load(std::memory_order_relaxed) == context::permit) {
-                expected = context::permit;
-                if (self.state_.compare_exchange_strong(expected, context::running,
-                                                        std::memory_order_acquire))
-                    return;
-            }
-        }
-    }
+    // An OS thread polls its permit briefly before sleeping (adaptive, see
+    // spin_for_permit): a wake that comes soon (a lock hand-off, a reply)
+    // then costs no futex on either side.
+    if (detail::spin_for_permit(static_cast<detail::os_context&>(self), [&self]() noexcept {
+            std::uint32_t e = context::permit;
+            return self.state_.load(std::memory_order_relaxed) == context::permit &&
+                   self.state_.compare_exchange_strong(e, context::running, std::memory_order_acquire);
+        }))
+        return;
     // About to sleep: let the runtime owning this kernel thread react (it
     // must not park; a wake it causes for us only banks a permit).
     if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked, std::memory_order_acq_rel)) {
-        // A permit arrived between the two CASes: consume it.
+        // A permit arrived between the two CASes: consume it. (The failed
+        // acq_rel CAS read the permit with acquire: we see the waker's writes.)
         self.state_.store(context::running, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_acquire);
         return;
     }
     while (self.state_.load(std::memory_order_acquire) == context::parked)
@@ -238,6 +279,17 @@ void park() noexcept {
 }
 
 void unpark(context& c) noexcept {
+    // Read everything the wake needs before the CAS that hands it over:
+    // once the state leaves `parked`, an OS thread may return from park(),
+    // exit and free its context (issue 9, item 5). A fiber cannot run again
+    // until we schedule it, so its descriptor stays valid after the CAS; for
+    // an OS thread only the futex word's address is used afterwards, by the
+    // wake system call, which never dereferences it in user space: if the
+    // thread has exited, the call finds no waiter (or wakes a waiter on a
+    // reused address spuriously, which every futex waiter in troupe
+    // tolerates: each re-checks its word in a loop).
+    const bool user = c.is_user_thread();
+    auto* word = reinterpret_cast<std::atomic<std::uint32_t>*>(&c.state_);
     std::uint32_t s = c.state_.load(std::memory_order_relaxed);
     for (;;) {
         if (s == context::running) {
@@ -255,16 +307,26 @@ void unpark(context& c) noexcept {
             // woken context; it cannot run again until we reschedule it.
             if (c.state_.compare_exchange_weak(s, context::running, std::memory_order_acq_rel,
                                                std::memory_order_relaxed)) {
-                if (c.is_user_thread()) {
+                if (user) {
                     auto* f = static_cast<detail::fiber*>(&c);
-                    f->home->schedule(f);
+                    f->home->make_ready(f);
                 } else {
-                    detail::futex_wake(c.state_);
+                    detail::futex_wake(*word);
                 }
                 return;
             }
         }
     }
+}
+
+void set_park_spin_policy(park_spin_policy p) noexcept {
+    detail::park_max_spins.store(std::max(p.max_spins, 0), std::memory_order_relaxed);
+    detail::park_adaptive.store(p.adaptive, std::memory_order_relaxed);
+}
+
+park_spin_policy get_park_spin_policy() noexcept {
+    return {detail::park_max_spins.load(std::memory_order_relaxed),
+            detail::park_adaptive.load(std::memory_order_relaxed)};
 }
 
 namespace detail {
@@ -304,7 +366,10 @@ void fiber_start(fiber* f, void (*invoke)(void*)) {
 #endif
     f->home->thread_started();
 #if defined(TROUPE_STATISTICS)
-    if (processor* p = current_processor()) p->counters.created.fetch_add(1, std::memory_order_relaxed);
+    if (processor* p = current_processor(); p && &p->owner == f->home)
+        p->counters.created.fetch_add(1, std::memory_order_relaxed);
+    else
+        f->home->created_outside.fetch_add(1, std::memory_order_relaxed);  // an OS thread or another cluster
 #endif
     f->home->schedule_new(f);
 }
@@ -372,6 +437,11 @@ void sleep_for(std::chrono::nanoseconds d) noexcept {
 }
 
 bool in_user_thread() noexcept { return detail::current_fiber() != nullptr; }
+
+std::size_t processor_index() noexcept {
+    detail::processor* p = detail::current_fiber() ? detail::current_processor() : nullptr;
+    return p ? p->index : not_on_processor;
+}
 
 }  // namespace this_thread
 }  // namespace troupe

@@ -2,6 +2,7 @@
 // Internal: user-thread descriptors, processors and cluster state.
 // See docs/architecture.md ("core runtime") for the design.
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -85,10 +86,31 @@ inline context* const done_marker = reinterpret_cast<context*>(std::uintptr_t{1}
 
 struct os_context : context {
     os_context() noexcept : context(kind::os_thread) {}
+    // Adaptive park spin (touched only by this OS thread): recent polls a
+    // wake took, and how often a full-length probe runs while spinning
+    // does not pay.
+    int spin_estimate = 0;
+    unsigned probe_gap = 16;
+    unsigned parks_since_probe = 0;
 };
 
 struct processor_counters {
-    std::atomic<std::uint64_t> created{0}, switches{0}, steals{0}, sleeps{0};
+    std::atomic<std::uint64_t> created{0}, switches{0}, steals{0}, sleeps{0}, handoffs{0};
+};
+
+// A monotonic clock for idle paths only (never on a hand-off fast path).
+inline std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Run-time scheduling settings of one cluster (resolved cluster_options).
+struct schedule_settings {
+    std::int64_t idle_spin_ns;     // longest idle spin before sleeping
+    std::int64_t handoff_grace_ns; // how long a hand-off is reserved for its waker's processor
+    std::int64_t handoff_watch_ns; // longest timed sleep of a processor watching hand-offs
+    unsigned handoff_streak;       // hand-offs run in a row before the queue gets a turn
 };
 
 class processor {
@@ -98,15 +120,21 @@ public:
 
     void start();
     void join_kernel_thread();
+    // Makes a retired, joined processor ready to start again (same slot).
+    void reset_after_retire() noexcept;
 
     // Appends `f` to the ready queue; false if this processor has retired.
-    bool push(fiber* f) noexcept;
-    fiber* pop() noexcept;
-    fiber* try_steal_from() noexcept;  // pop from a victim, never waits
-    // Wakes this processor if it sleeps.
-    void wake() noexcept;
+    // Runs the wake rule (see cluster_impl::wake_rule).
+    bool push(fiber* f, bool from_yield = false) noexcept;
+    // Called on this processor's own kernel thread only: `f` runs next here
+    // (a hand-off from the thread that woke it); the previous hand-off, if
+    // any, moves to the back of the queue.
+    void hand_off(fiber* f) noexcept;
+    // Wakes this processor if it sleeps; true if it did. `as_spinner`: the
+    // caller added one to the cluster's spinners on its behalf (see
+    // cluster_impl::wake_rule), which the woken processor inherits.
+    bool wake(bool as_spinner) noexcept;
     bool sleeping() const noexcept { return sleep_word_.load(std::memory_order_seq_cst) == asleep; }
-    std::size_t queued() const noexcept { return qsize_.load(std::memory_order_relaxed); }
 
     void request_retire() noexcept;
     void request_stop() noexcept;
@@ -125,22 +153,45 @@ private:
     friend void resume_on(fiber* self, void* from_fctx, processor* p) noexcept;
     void run() noexcept;
     void run_fiber(fiber* f) noexcept;
-    fiber* find_work() noexcept;
+    fiber* pop() noexcept;
+    fiber* take_local() noexcept;
+    fiber* steal_queued_from(processor& victim) noexcept;
+    fiber* steal_handoff_from(processor& victim, std::int64_t now) noexcept;
+    fiber* find_work(bool steal_handoffs) noexcept;
     fiber* idle() noexcept;
+    void stop_spinning() noexcept;
+    bool handoff_pending_elsewhere() const noexcept;
 
-    enum : std::uint32_t { awake = 0, asleep = 1 };
+    // sleep_word_ values. Only a waker moves asleep -> awake/woken_spinning
+    // (CAS), only the processor itself moves anything else.
+    enum : std::uint32_t { awake = 0, asleep = 1, woken_spinning = 2 };
 
     spinlock qlock_{"ready queue"};
     fiber* head_ = nullptr;
     fiber* tail_ = nullptr;
     bool retired_ = false;  // guarded by qlock_
     std::atomic<std::size_t> qsize_{0};
+    // The hand-off slot (Go's runnext): written by this kernel thread
+    // (exchange), taken by it (exchange) or by a thief (CAS) once the same
+    // placement (same handoff_seq_) has waited for the grace period.
+    std::atomic<fiber*> runnext_{nullptr};
+    std::atomic<std::uint32_t> handoff_seq_{0};  // bumped by each hand_off (owner only)
+    unsigned streak_ = 0;                       // hand-offs run in a row
     std::atomic<std::uint32_t> sleep_word_{awake};
     std::atomic<bool> retire_{false};
     std::atomic<bool> stop_{false};
     int pin_pu_;
     std::thread kthread_;
     std::uint32_t rng_;
+    bool inherited_spin_ = false;  // woken as a spinner: the count is ours
+    std::int64_t spin_estimate_ns_; // adaptive idle spin: recent time-to-work
+    std::int64_t watch_ns_ = 0;     // current timed sleep while watching hand-offs
+    // A thief's last look at each victim's hand-off slot.
+    struct handoff_seen {
+        std::uint32_t seq = 0;
+        std::int64_t at = -1;
+    };
+    std::unique_ptr<handoff_seen[]> seen_;
 
 public:
     // Scheduler-side context state, touched only by this kernel thread and by
@@ -163,13 +214,15 @@ public:
     void set_processor_count(std::size_t n);
     std::size_t processor_count() const noexcept { return active_.load(std::memory_order_acquire); }
 
-    // Makes a fiber ready: to its last processor if it has one, else to the
-    // caller's processor (when on this cluster) or round-robin.
+    // Makes an unparked fiber ready. From a processor of this cluster: a
+    // hand-off (it runs next there); otherwise its last processor, or any.
+    void make_ready(fiber* f) noexcept;
+    // Makes a fiber ready on its last processor (or any active one).
     void schedule(fiber* f) noexcept;
     void schedule_new(fiber* f) noexcept;
-    fiber* steal(processor& thief) noexcept;
-    void wake_one_sleeper(processor* except) noexcept;
-    bool any_work() const noexcept;
+    // The wake rule: after work became ready, if a processor sleeps and none
+    // spins (for a hand-off: none spins or watches), wake one as a spinner.
+    void wake_rule(bool handoff) noexcept;
 
     void thread_started() noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
     void thread_finished() noexcept;
@@ -178,32 +231,49 @@ public:
     cluster_statistics statistics() const noexcept;
 
     cluster* public_handle = nullptr;  // the cluster object owning this impl
+    // Processors announced asleep (timed or not) / watching hand-offs (a
+    // timed sleep) / spinning or woken as spinners. See wake_rule.
     std::atomic<int> sleepers{0};
+    std::atomic<int> watchers{0};
+    std::atomic<int> spinners{0};
     // Pushes from threads that are not this cluster's processors (timer
     // thread, OS threads, other clusters) still running push()'s wake step.
     // The destructor waits for zero before freeing the processors.
     std::atomic<int> remote_pushes{0};
-    std::atomic<int> spinners{0};
+    // Threads created from outside the cluster's processors.
+    std::atomic<std::uint64_t> created_outside{0};
     const char* name;
+    const schedule_settings settings;
 
-private:
+    static constexpr std::size_t max_processors = 256;
     processor* active_at(std::size_t i) const noexcept {
         return slots_[i].load(std::memory_order_acquire);
     }
+
+private:
     processor* pick() noexcept;
     void place(fiber* f, processor* p) noexcept;
+    bool wake_one_sleeper() noexcept;
+    void lock_resize() noexcept;
+    void unlock_resize() noexcept;
 
-    static constexpr std::size_t max_processors = 256;
     std::atomic<processor*> slots_[max_processors] = {};
     std::atomic<std::size_t> active_{0};
     std::atomic<std::size_t> round_robin_{0};
-    std::vector<std::unique_ptr<processor>> all_;  // every processor ever made
-    std::mutex resize_mutex_;
+    // Every processor ever made, by index; an entry never changes once
+    // published (made_ grows with release), so statistics() reads it
+    // without the resize lock. A retired processor is restarted when the
+    // cluster grows again.
+    std::unique_ptr<processor> all_[max_processors];
+    std::atomic<std::size_t> made_{0};
+    // Resize lock: a flag taken with yield(), so a user thread waiting for it
+    // (or holding it while it migrates off a retiring processor) never holds
+    // a kernel thread-bound mutex.
+    std::atomic<bool> resizing_{false};
     bool pin_;
     std::atomic<std::size_t> live_{0};
     std::atomic<context*> shutdown_waiter_{nullptr};
 };
-
 processor* current_processor() noexcept;
 
 }  // namespace troupe::detail

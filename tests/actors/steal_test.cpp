@@ -128,3 +128,88 @@ TEST_CASE("locality stealing on a synthetic topology runs the load correctly") {
     cfg.queues_per_worker = 4;
     run_unbalanced(cfg);
 }
+
+namespace {
+
+// W workers; W - 1 behaviours, one on each worker but 0, block waiting for
+// a helper actor's reply; the helper answers only once all of them asked,
+// and its mailbox sits in the last worker's range. Only worker 0 is free:
+// whatever its victim policy, it must eventually try the worker holding the
+// helper's mailbox and steal it.
+struct question : troupe::request<long> {};
+struct start : troupe::request<long> {};
+
+struct helper_actor : troupe::actor {
+    std::vector<question*> asked;
+    std::size_t expected = 0;
+    troupe::allocation receive(question& q) {
+        asked.push_back(&q);
+        if (asked.size() == expected) {
+            for (question* a : asked) a->reply(42);
+            asked.clear();
+        }
+        return troupe::Nodelete;
+    }
+};
+
+struct waiter_actor : troupe::actor {
+    helper_actor* helper = nullptr;
+    troupe::allocation receive(start& s) {
+        question q;
+        s.reply(troupe::ask(*helper, q).get());  // blocks this worker
+        return troupe::Nodelete;
+    }
+};
+
+struct filler : troupe::actor {};
+
+void blocked_behaviours(std::size_t w, troupe::victim_policy policy) {
+    troupe::executor_config cfg = troupe_test::workers(w);
+    cfg.victims = policy;
+    troupe::actor_system sys{cfg};
+    const std::size_t m = sys.mailboxes(), per = m / w;
+    // External creations take mailbox tickets 0, 1, 2, ... in order.
+    std::vector<std::unique_ptr<troupe::actor>> all;
+    std::vector<waiter_actor*> waiters;
+    helper_actor* helper = nullptr;
+    const std::size_t helper_ticket = (w - 1) * per + 1;
+    for (std::size_t t = 0; t <= helper_ticket; ++t) {
+        if (t == helper_ticket) {
+            auto h = std::make_unique<helper_actor>();
+            helper = h.get();
+            all.push_back(std::move(h));
+        } else if (t % per == 0 && t / per >= 1) {
+            auto a = std::make_unique<waiter_actor>();
+            waiters.push_back(a.get());
+            all.push_back(std::move(a));
+        } else {
+            all.push_back(std::make_unique<filler>());
+        }
+    }
+    REQUIRE(waiters.size() == w - 1);
+    helper->expected = waiters.size();
+    std::vector<std::unique_ptr<start>> starts;
+    std::vector<troupe::future<long>*> answers;
+    for (waiter_actor* a : waiters) {
+        a->helper = helper;
+        starts.push_back(std::make_unique<start>());
+        answers.push_back(&troupe::ask(*a, *starts.back()));
+    }
+    for (auto* f : answers) CHECK(f->get() == 42);
+    for (auto& a : all) *a | troupe::finished_msg;
+    sys.stop();
+}
+
+}  // namespace
+
+TEST_CASE("behaviours blocked on a helper's reply: every victim policy finds the helper's mailbox") {
+    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest, troupe::victim_policy::locality}) {
+        for (std::size_t w : {2u, 3u, 4u}) {
+            CAPTURE(troupe::to_string(policy));
+            CAPTURE(w);
+            troupe_test::watchdog wd{"blocked behaviours, " + std::string{troupe::to_string(policy)} + ", " +
+                                     std::to_string(w) + " workers"};
+            for (int round = 0; round < 5; ++round) blocked_behaviours(w, policy);
+        }
+    }
+}

@@ -118,6 +118,29 @@ TEST_CASE("longest victim: the worker with the oldest steal timestamp") {
     CHECK(v.choose() == 2);
 }
 
+TEST_CASE("longest victim: a worker whose stamp stays oldest does not hide the others") {
+    // A worker blocked inside a behaviour never refreshes its stamp. Before
+    // the fix every choice named it; now each sweep tries every other worker.
+    std::atomic<std::uint64_t> stamps[4];
+    stamps[0] = 50;
+    stamps[1] = 1;  // blocked: oldest forever
+    stamps[2] = 30;
+    stamps[3] = 40;
+    troupe::longest_victims v{context(0, 4, {}, nullptr, stamps)};
+    for (int sweep = 0; sweep < 3; ++sweep) {
+        std::set<std::size_t> seen;
+        for (int i = 0; i < 3; ++i) {
+            v.feedback(false);
+            seen.insert(v.choose());
+        }
+        CHECK(seen == std::set<std::size_t>{1, 2, 3});
+    }
+    // Oldest first within a sweep; a successful steal restarts the sweep.
+    CHECK(v.choose() == 1);
+    v.feedback(true);
+    CHECK(v.choose() == 1);
+}
+
 TEST_CASE("a custom victim selector is used by the executor") {
     troupe_test::watchdog wd{"custom victims"};
     troupe::executor_config cfg = troupe_test::workers(2);

@@ -75,15 +75,25 @@ private:
 };
 
 /// The worker with the oldest steal-attempt timestamp: a worker that has not
-/// looked for work for the longest time is probably the most loaded.
+/// looked for work for the longest time is probably the most loaded. Only a
+/// worker's own steal attempts refresh its timestamp, so a worker blocked
+/// inside a behaviour would stay the oldest forever: choices therefore go in
+/// sweeps, each worker chosen at most once per sweep (oldest first among the
+/// rest), and a new sweep starts when every other worker has been tried or
+/// a steal succeeds. So an idle worker tries every other worker within
+/// `workers - 1` attempts and never starves one that holds the only work.
 class longest_victims final : public victim_selector {
 public:
-    explicit longest_victims(const victim_context& c) noexcept;
+    /// Throws std::bad_alloc.
+    explicit longest_victims(const victim_context& c);
     std::size_t choose() override;
+    void feedback(bool stolen) override;
 
 private:
     std::size_t self_, workers_;
     const std::atomic<std::uint64_t>* stamps_;
+    std::vector<bool> tried_;  // chosen in the current sweep
+    std::size_t tried_count_ = 0;
 };
 
 /// Wölke's weighted stealing: the other workers are grouped by hardware

@@ -7,12 +7,19 @@
 ///     troupe::processors p{2};                 // default pool: exactly 2 while p lives
 ///
 /// Each processor has its own ready queue; idle processors steal from the
-/// others, spin briefly, then sleep on a futex (an idle pool uses no CPU). A
-/// thread that is unparked goes back to the processor it last ran on. Pools
-/// are independent: several may live in one process and be created and
-/// destroyed repeatedly. Programs that configure nothing use the default
-/// cluster, started on first use with one processor per hardware thread
-/// (environment variable TROUPE_PROCESSORS overrides the count).
+/// others, spin briefly (adaptive, bounded by cluster_options::idle_spin),
+/// then sleep on a futex (an idle pool uses no CPU). A thread unparked by a
+/// user thread of the same cluster runs next on the waker's processor (an
+/// idle processor may steal it after cluster_options::handoff_grace); a
+/// thread unparked from outside goes back to the processor it last ran on;
+/// new threads join the creator's queue and spread by stealing. Whenever
+/// work becomes ready while a processor sleeps and none spins, one is woken.
+/// See docs/scheduler.md. Pools are independent: several may live in one
+/// process and be created and destroyed repeatedly. Programs that configure
+/// nothing use the default cluster, started on first use with
+/// available_concurrency() processors (affinity mask, cgroup quota, or the
+/// environment variable TROUPE_PROCESSORS).
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,12 +32,20 @@ class cluster_impl;
 
 /// How a cluster is built. Every field has a working default.
 struct cluster_options {
-    /// Processors to start; 0 means one per hardware thread.
+    /// Processors to start; 0 means available_concurrency().
     std::size_t processors = 0;
     /// Bind processor i to hardware thread i (mod the count) through hwloc.
     bool pin = false;
     /// A name used in error messages and statistics.
     const char* name = nullptr;
+    /// Longest time an idle processor spins looking for work before it
+    /// sleeps; adaptive below it (spinning that finds nothing shrinks). Zero:
+    /// never spin. Negative: defaults::idle_spin, or TROUPE_IDLE_SPIN_US.
+    std::chrono::nanoseconds idle_spin{-1};
+    /// How long a thread woken by a user thread of this cluster is reserved
+    /// for the waker's processor before an idle processor may steal it.
+    /// Negative: defaults::handoff_grace, or TROUPE_HANDOFF_GRACE_US.
+    std::chrono::nanoseconds handoff_grace{-1};
 };
 
 /// Counters aggregated over a cluster's processors. All zero unless the
@@ -40,11 +55,14 @@ struct cluster_statistics {
     std::uint64_t context_switches = 0;
     std::uint64_t steals = 0;
     std::uint64_t sleeps = 0;
+    /// Threads woken by a thread of the cluster and placed to run next on
+    /// the waker's processor.
+    std::uint64_t handoffs = 0;
 };
 
 class cluster {
 public:
-    /// Starts `processors` kernel threads (0: one per hardware thread).
+    /// Starts `processors` kernel threads (0: available_concurrency()).
     explicit cluster(std::size_t processors = 0);
     explicit cluster(const cluster_options& options);
     cluster(const cluster&) = delete;
@@ -60,14 +78,21 @@ public:
 
     /// Adds processors or retires the surplus (at least one stays). Threads
     /// queued on a retiring processor move to the others. Blocks until the
-    /// retired kernel threads have exited; must not be called from a user
-    /// thread of this cluster when shrinking it.
+    /// retired kernel threads have exited. May be called from any context,
+    /// including a user thread of this cluster: if that thread runs on a
+    /// processor being retired, it first moves to a processor that stays
+    /// (the retiring processor hands it over when it yields) and only then
+    /// waits for the retired kernel threads, never for its own. Concurrent
+    /// calls are serialised. Throws std::invalid_argument above 256 and
+    /// std::system_error if a kernel thread cannot be started (basic
+    /// guarantee: the processors started so far stay).
     void set_processor_count(std::size_t n);
 
     /// User threads started on this cluster and not yet finished.
     std::size_t live_threads() const noexcept;
 
-    /// Aggregated counters (see cluster_statistics).
+    /// Aggregated counters (see cluster_statistics). Safe to call at any
+    /// time, also while set_processor_count runs (no lock). nothrow.
     cluster_statistics statistics() const noexcept;
 
     detail::cluster_impl& impl() noexcept { return *impl_; }

@@ -64,9 +64,30 @@ context& this_context() noexcept;
 /// unpark is already banked. Never throws; never returns spuriously.
 void park() noexcept;
 
+/// How park() spins on an OS thread before it sleeps on the futex (a user
+/// thread never spins in park: it switches to its processor's scheduler).
+struct park_spin_policy {
+    /// Most permit polls (pause instructions) before sleeping; 0: never spin.
+    int max_spins = 1000;
+    /// Adapt below max_spins to how long recent wakes took to come: spin
+    /// about twice that, and only a short probe while spinning has not
+    /// paid (so a thread blocked on a busy machine sleeps at once).
+    bool adaptive = true;
+};
+
+/// Sets the process-wide OS-thread park spin policy (also taken from the
+/// environment variable TROUPE_PARK_SPIN=<max_spins> at start-up). Threads
+/// already parked keep the policy they read. nothrow.
+void set_park_spin_policy(park_spin_policy p) noexcept;
+/// The current OS-thread park spin policy. nothrow.
+park_spin_policy get_park_spin_policy() noexcept;
+
 /// Wakes `c` if it is parked, otherwise banks a permit for its next park.
 /// Safe from any context, including timer callbacks. Cost: one CAS, plus a
 /// ready-queue push (user thread) or a futex wake (OS thread) if parked.
+/// A user thread woken from a user thread of its own cluster runs next on
+/// the waker's processor (an idle processor may steal it after a short
+/// grace); otherwise it goes back to the processor it last ran on.
 /// In checked builds a second unpark while one is banked is reported.
 void unpark(context& c) noexcept;
 

@@ -1,5 +1,6 @@
 #pragma once
 /// Every tunable default of troupe core, in one place.
+#include <chrono>
 #include <cstddef>
 
 namespace troupe::defaults {
@@ -15,13 +16,34 @@ inline constexpr std::size_t stack_size = 128 * 1024;
 /// Stacks of the default size kept for reuse after their thread is joined.
 inline constexpr std::size_t stack_pool_limit = 4096;
 
-/// Polls of the ready queues an idle processor makes before it sleeps.
-inline constexpr int idle_spins = 256;
+/// Longest time an idle processor spins looking for work before it sleeps
+/// (run-time setting: cluster_options::idle_spin, or the environment
+/// variable TROUPE_IDLE_SPIN_US). The spin is adaptive below this bound: it
+/// shrinks while spinning finds nothing, so a machine whose cores are busy
+/// elsewhere does not pay for it.
+inline constexpr std::chrono::microseconds idle_spin{50};
 
-/// Polls of its permit an OS thread makes before it sleeps on the futex in
-/// park(): a wake that comes within them (a lock hand-off, a reply) then costs
-/// no system call on either side. Skipped on single-core machines.
+/// How long a thread woken by a user thread stays reserved for the waker's
+/// processor (it runs there next) before an idle processor may steal it
+/// (cluster_options::handoff_grace, or TROUPE_HANDOFF_GRACE_US).
+inline constexpr std::chrono::microseconds handoff_grace{20};
+
+/// Longest timed sleep of an idle processor that watches a hand-off it may
+/// have to steal (the waker keeps computing); it doubles from the grace.
+inline constexpr std::chrono::microseconds handoff_watch_max{1000};
+
+/// Hand-offs a processor runs in a row before its queue gets a turn (so a
+/// ping-ponging pair cannot starve the threads queued behind it).
+inline constexpr unsigned handoff_streak = 64;
+
+/// Most polls of its permit an OS thread makes before it sleeps on the futex
+/// in park() (run-time: set_park_spin_policy, or TROUPE_PARK_SPIN). The
+/// count is adaptive below this bound: it follows how long recent wakes took
+/// to come and shrinks to os_park_min_spins while spinning does not pay.
+/// Skipped when the process may run on one CPU only.
 inline constexpr int os_park_spins = 1000;
+/// Polls an adaptive park makes even when spinning has not paid recently.
+inline constexpr int os_park_min_spins = 16;
 
 /// Free stacks each kernel thread keeps in front of the shared pool.
 inline constexpr std::size_t stack_cache_per_thread = 8;

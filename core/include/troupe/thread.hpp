@@ -133,6 +133,11 @@ void sleep_for(std::chrono::nanoseconds d) noexcept;
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept;
 /// Whether the caller is a troupe user thread.
 bool in_user_thread() noexcept;
+/// The index (0-based, within its cluster) of the processor running the
+/// calling user thread, or `not_on_processor` for an OS thread. The answer
+/// may be stale as soon as the thread parks or yields (it may migrate).
+std::size_t processor_index() noexcept;
+inline constexpr std::size_t not_on_processor = ~std::size_t{0};
 }  // namespace this_thread
 
 }  // namespace troupe

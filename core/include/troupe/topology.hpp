@@ -8,7 +8,9 @@
 ///
 /// Hardware threads are numbered by hwloc's logical PU index (0..pu_count-1).
 #include <cstddef>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -69,5 +71,28 @@ private:
     struct impl;
     impl* impl_;
 };
+
+/// How many processors (or actor workers) a program that configures
+/// nothing gets: the environment variable TROUPE_PROCESSORS if it holds a
+/// positive number; otherwise the hardware threads the process's affinity
+/// mask allows, lowered to the cgroup CPU quota (cgroup v2 `cpu.max` or v1
+/// `cpu.cfs_quota_us`/`cpu.cfs_period_us`, the smallest along the cgroup's
+/// ancestry) rounded up, but not below 2 unless the mask allows only one
+/// (as Go 1.25 sets GOMAXPROCS). The one CPU count used by clusters and
+/// actor systems. Reads the environment and /proc, /sys on every call (not
+/// a hot path). Never throws; at least 1.
+std::size_t available_concurrency() noexcept;
+
+/// Hardware threads the calling thread's affinity mask allows (at least 1).
+std::size_t affinity_cpu_count() noexcept;
+
+namespace detail {
+/// The cgroup CPU limit in CPUs (quota / period) of the cgroup described by
+/// `proc_self_cgroup` (the text of /proc/self/cgroup), looking for the
+/// controller files under `cgroup_root` (normally "/sys/fs/cgroup"); the
+/// smallest limit along the path to the root; nullopt if unlimited or
+/// unknown. Exposed for tests.
+std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup, const std::string& cgroup_root) noexcept;
+}  // namespace detail
 
 }  // namespace troupe

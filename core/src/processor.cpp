@@ -1,0 +1,394 @@
+// Processors: kernel threads that run user threads. The ready queue, the
+// hand-off slot, stealing, and the idle protocol (adaptive spin, announce,
+// re-check, sleep). The design is in docs/scheduler.md; the wake rule and
+// its invariant are in cluster.cpp (cluster_impl::wake_rule).
+#include <algorithm>
+#include <thread>
+
+#include "runtime.hpp"
+#include "troupe/defaults.hpp"
+#include "troupe/detail/futex.hpp"
+#include "troupe/topology.hpp"
+
+#if defined(TROUPE_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace troupe::detail {
+
+namespace {
+[[gnu::tls_model("initial-exec")]] thread_local processor* tls_processor = nullptr;
+}
+
+[[gnu::noinline]] processor* current_processor() noexcept { return tls_processor; }
+
+processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
+    : owner(c), index(i), pin_pu_(pin_pu), rng_(static_cast<std::uint32_t>(i * 2654435761u + 1)),
+      spin_estimate_ns_(c.settings.idle_spin_ns / 4),
+      seen_(new handoff_seen[cluster_impl::max_processors]) {}
+
+void processor::start() {
+    kthread_ = std::thread([this] { run(); });
+}
+
+void processor::join_kernel_thread() {
+    if (kthread_.joinable()) kthread_.join();
+}
+
+void processor::reset_after_retire() noexcept {
+    // Joined: only pushers that read a stale `last` touch us (they see
+    // retired_ under the lock and go elsewhere until we reopen it here).
+    qlock_.lock();
+    retired_ = false;
+    qlock_.unlock();
+    retire_.store(false, std::memory_order_relaxed);
+    stop_.store(false, std::memory_order_relaxed);
+    sleep_word_.store(awake, std::memory_order_relaxed);
+    inherited_spin_ = false;
+    streak_ = 0;
+    watch_ns_ = 0;
+    // The cached exception-state and errno addresses belonged to the old
+    // kernel thread (its TLS may now be another thread's): look them up
+    // again on the new one.
+    eh_ = nullptr;
+    errno_ = nullptr;
+}
+
+// ---------------------------------------------------------------- ready work
+
+bool processor::push(fiber* f, bool from_yield) noexcept {
+    processor* self = current_processor();
+    // Once `f` is queued it may run, finish, and let the cluster be
+    // destroyed while we still look at this processor to wake it: a pusher
+    // from outside the cluster registers itself so the destructor waits.
+    const bool outside = self == nullptr || &self->owner != &owner;
+    if (outside) owner.remote_pushes.fetch_add(1, std::memory_order_seq_cst);
+    struct done_guard {
+        std::atomic<int>* counter;
+        ~done_guard() {
+            if (counter) counter->fetch_sub(1, std::memory_order_release);
+        }
+    } done{outside ? &owner.remote_pushes : nullptr};
+    qlock_.lock();
+    if (retired_) {
+        qlock_.unlock();
+        return false;
+    }
+    f->ready_next = nullptr;
+    if (tail_) tail_->ready_next = f; else head_ = f;
+    tail_ = f;
+    // seq_cst RMW: the publication half of the wake rule's Dekker pair (the
+    // rule's seq_cst loads come after it; a sleeper's re-check comes after
+    // its seq_cst announcement).
+    const std::size_t n = qsize_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    qlock_.unlock();
+
+    if (self == this) {
+        // Our own queue. A yielder alone in it just runs again: no one to wake.
+        if (!from_yield || n >= 2) owner.wake_rule(false);
+        return true;
+    }
+    // Someone else's queue: wake that processor if it sleeps (it inherits a
+    // spinner count and finds the thread in its queue), else apply the rule.
+    if (!wake(true)) owner.wake_rule(false);
+    return true;
+}
+
+void processor::hand_off(fiber* f) noexcept {
+    // Only this processor's kernel thread writes handoff_seq_ and places
+    // into runnext_: a plain increment suffices.
+    handoff_seq_.store(handoff_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // seq_cst exchange: publishes `f` (acq_rel with a thief's CAS) and is
+    // the publication half of the wake rule's Dekker pair.
+    fiber* previous = runnext_.exchange(f, std::memory_order_seq_cst);
+#if defined(TROUPE_STATISTICS)
+    counters.handoffs.fetch_add(1, std::memory_order_relaxed);
+#endif
+    if (previous) {
+        // Go's rule: the newer hand-off runs next, the older one waits its
+        // turn in the queue, where idle processors may steal it at once.
+        if (!push(previous)) owner.schedule(previous);
+    } else {
+        owner.wake_rule(true);
+    }
+}
+
+fiber* processor::pop() noexcept {
+    // seq_cst: a sleeper's re-check must not read a stale 0.
+    if (qsize_.load(std::memory_order_seq_cst) == 0) return nullptr;
+    qlock_.lock();
+    fiber* f = head_;
+    if (f) {
+        head_ = f->ready_next;
+        if (!head_) tail_ = nullptr;
+        qsize_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    qlock_.unlock();
+    return f;
+}
+
+fiber* processor::take_local() noexcept {
+    // The hand-off first, unless it has had its streak and others queue.
+    if (runnext_.load(std::memory_order_relaxed) != nullptr &&
+        (streak_ < owner.settings.handoff_streak || qsize_.load(std::memory_order_relaxed) == 0)) {
+        // acq_rel: pairs with the placing exchange / a thief's CAS; exactly
+        // one of us takes each placement.
+        if (fiber* f = runnext_.exchange(nullptr, std::memory_order_acq_rel)) {
+            ++streak_;
+            return f;
+        }
+    }
+    streak_ = 0;
+    if (fiber* f = pop()) return f;
+    return runnext_.exchange(nullptr, std::memory_order_acq_rel);
+}
+
+fiber* processor::steal_queued_from(processor& v) noexcept {
+    if (v.qsize_.load(std::memory_order_seq_cst) == 0) return nullptr;
+    // lock, not try_lock: a thief that gave up on a busy lock could go to
+    // sleep with work queued (the wake rule counts on it finding it).
+    v.qlock_.lock();
+    fiber* f = v.head_;
+    if (f) {
+        v.head_ = f->ready_next;
+        if (!v.head_) v.tail_ = nullptr;
+        v.qsize_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    v.qlock_.unlock();
+    return f;
+}
+
+fiber* processor::steal_handoff_from(processor& v, std::int64_t now) noexcept {
+    handoff_seen& s = seen_[v.index];
+    fiber* f = v.runnext_.load(std::memory_order_acquire);
+    if (!f) {
+        s.at = -1;
+        return nullptr;
+    }
+    const std::uint32_t seq = v.handoff_seq_.load(std::memory_order_relaxed);
+    if (s.at < 0 || s.seq != seq) {
+        // A new placement: start its grace period (our own clock).
+        s.seq = seq;
+        s.at = now;
+        return nullptr;
+    }
+    if (now - s.at < owner.settings.handoff_grace_ns) return nullptr;
+    // The same placement waited a whole grace period: its waker's
+    // processor is still busy. The CAS is the claim (the owner takes the
+    // slot with an exchange); a stale seq only makes us steal early.
+    if (v.runnext_.compare_exchange_strong(f, nullptr, std::memory_order_acq_rel)) {
+        s.at = -1;
+        return f;
+    }
+    return nullptr;
+}
+
+fiber* processor::find_work(bool steal_handoffs) noexcept {
+    if (fiber* f = take_local()) return f;
+    const std::size_t n = owner.processor_count();
+    if (n <= 1) return nullptr;
+    // xorshift: a cheap per-thief random starting victim.
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 17;
+    rng_ ^= rng_ << 5;
+    const std::size_t start = rng_ % n;
+    bool handoffs = false;
+    for (std::size_t k = 0; k < n; ++k) {
+        processor* v = owner.active_at((start + k) % n);
+        if (!v || v == this) continue;
+        if (fiber* f = steal_queued_from(*v)) {
+#if defined(TROUPE_STATISTICS)
+            counters.steals.fetch_add(1, std::memory_order_relaxed);
+#endif
+            return f;
+        }
+        handoffs = handoffs || v->runnext_.load(std::memory_order_relaxed) != nullptr;
+    }
+    if (!steal_handoffs || !handoffs) return nullptr;
+    const std::int64_t now = now_ns();
+    for (std::size_t k = 0; k < n; ++k) {
+        processor* v = owner.active_at((start + k) % n);
+        if (!v || v == this) continue;
+        if (fiber* f = steal_handoff_from(*v, now)) {
+#if defined(TROUPE_STATISTICS)
+            counters.steals.fetch_add(1, std::memory_order_relaxed);
+#endif
+            watch_ns_ = 0;  // watching paid off: watch closely again
+            return f;
+        }
+    }
+    return nullptr;
+}
+
+bool processor::handoff_pending_elsewhere() const noexcept {
+    const std::size_t n = owner.processor_count();
+    for (std::size_t k = 0; k < n; ++k) {
+        processor* v = owner.active_at(k);
+        if (v && v != this && v->runnext_.load(std::memory_order_seq_cst) != nullptr) return true;
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------- waking and idling
+
+bool processor::wake(bool as_spinner) noexcept {
+    if (sleep_word_.load(std::memory_order_seq_cst) != asleep) return false;
+    // Count the spinner before the CAS: once woken, the processor may drop
+    // the count at any time, and it must never go below the truth.
+    if (as_spinner) owner.spinners.fetch_add(1, std::memory_order_seq_cst);
+    std::uint32_t expected = asleep;
+    if (sleep_word_.compare_exchange_strong(expected, as_spinner ? woken_spinning : awake,
+                                            std::memory_order_seq_cst)) {
+        futex_wake(sleep_word_);
+        return true;
+    }
+    // Someone else woke it. Our transient count may have hidden this
+    // moment from another pusher: callers re-run the wake rule.
+    if (as_spinner) owner.spinners.fetch_sub(1, std::memory_order_seq_cst);
+    return false;
+}
+
+void processor::request_retire() noexcept {
+    retire_.store(true, std::memory_order_seq_cst);
+    wake(false);
+}
+
+void processor::request_stop() noexcept {
+    stop_.store(true, std::memory_order_seq_cst);
+    wake(false);
+}
+
+void processor::stop_spinning() noexcept {
+    // We found work and stop spinning. Work made ready while we were
+    // counted relied on us; if we were the last spinner, pass the duty on
+    // (Go's resetspinning): the wake rule wakes another sleeper if needed.
+    if (owner.spinners.fetch_sub(1, std::memory_order_seq_cst) == 1) owner.wake_rule(false);
+}
+
+fiber* processor::idle() noexcept {
+    const schedule_settings& cfg = owner.settings;
+    // Spin phase: counted in `spinners` (a count inherited from a waker, or
+    // our own). While we are counted, the wake rule wakes no one for queued
+    // work: we will find it.
+    if (!inherited_spin_) owner.spinners.fetch_add(1, std::memory_order_seq_cst);
+    inherited_spin_ = false;
+    const std::int64_t start = now_ns();
+    // Adaptive budget: twice the recent time-to-work, within [min, max];
+    // spinning that finds nothing halves the estimate, so a processor on a
+    // machine without spare cores soon parks at once.
+    const std::int64_t floor = std::min<std::int64_t>(cfg.idle_spin_ns, 2000);
+    const std::int64_t budget = std::clamp<std::int64_t>(2 * spin_estimate_ns_, floor, cfg.idle_spin_ns);
+    for (unsigned i = 0;; ++i) {
+        if (fiber* f = find_work(true)) {
+            const std::int64_t took = now_ns() - start;
+            spin_estimate_ns_ = (3 * spin_estimate_ns_ + took) / 4;
+            stop_spinning();
+            return f;
+        }
+        if (retire_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) break;
+        if ((i & 15) == 15) {
+            if (now_ns() - start >= budget) break;
+            std::this_thread::yield();  // let the kernel run whoever needs this core
+        } else {
+            cpu_relax();
+        }
+    }
+    spin_estimate_ns_ /= 2;
+
+    // Announce, then look once more. sleepers is raised before spinners is
+    // dropped, so we are never counted as neither; the sleep word is set
+    // before the drop, so a waker that sees spinners == 0 can find us.
+    owner.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    sleep_word_.store(asleep, std::memory_order_seq_cst);
+    owner.spinners.fetch_sub(1, std::memory_order_seq_cst);
+    fiber* f = nullptr;
+    const bool leaving = retire_.load(std::memory_order_seq_cst) || stop_.load(std::memory_order_seq_cst);
+    if (!leaving) f = find_work(true);
+    if (!f && !leaving) {
+#if defined(TROUPE_STATISTICS)
+        counters.sleeps.fetch_add(1, std::memory_order_relaxed);
+#endif
+        if (handoff_pending_elsewhere()) {
+            // A hand-off waits on a busy processor: it is not ours until
+            // its grace passes, and its waker may keep computing. Sleep
+            // with a timeout (doubling while watching finds nothing to
+            // steal), then come back to look. Counted as a watcher, so
+            // further hand-offs do not wake anyone.
+            watch_ns_ = watch_ns_ ? std::min(2 * watch_ns_, cfg.handoff_watch_ns) : cfg.handoff_grace_ns;
+            owner.watchers.fetch_add(1, std::memory_order_seq_cst);
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(watch_ns_);
+            while (sleep_word_.load(std::memory_order_seq_cst) == asleep &&
+                   std::chrono::steady_clock::now() < deadline)
+                futex_wait_until(sleep_word_, asleep, deadline);
+            owner.watchers.fetch_sub(1, std::memory_order_seq_cst);
+        } else {
+            while (sleep_word_.load(std::memory_order_seq_cst) == asleep) futex_wait(sleep_word_, asleep);
+        }
+    }
+    // Withdraw: the exchange tells whether a waker gave us a spinner count.
+    const std::uint32_t was = sleep_word_.exchange(awake, std::memory_order_seq_cst);
+    owner.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    if (was == woken_spinning) {
+        if (f) stop_spinning();
+        else inherited_spin_ = true;  // we spin next, on that count
+    }
+    return f;
+}
+
+void processor::run() noexcept {
+    tls_processor = this;
+#if defined(TROUPE_TSAN)
+    tsan_self = __tsan_get_current_fiber();
+#endif
+    if (pin_pu_ >= 0) {
+        try {
+            topology().bind_current_thread(static_cast<std::size_t>(pin_pu_));
+        } catch (...) {
+            // Pinning is an optimisation; an unbindable machine still runs.
+        }
+    }
+    for (;;) {
+        // Checked between threads, not only when idle: a busy processor
+        // must still retire promptly when its cluster shrinks.
+        if (retire_.load(std::memory_order_acquire)) break;
+        fiber* f = find_work(false);
+        if (f && inherited_spin_) {
+            // Woken as a spinner and found work at once: drop the count.
+            inherited_spin_ = false;
+            stop_spinning();
+        }
+        if (!f) {
+            if (stop_.load(std::memory_order_acquire)) break;
+            f = idle();
+            if (!f) continue;
+            if (retire_.load(std::memory_order_acquire)) {
+                owner.schedule(f);  // not ours to run any more (drained below)
+                break;
+            }
+        }
+        run_fiber(f);
+    }
+    if (inherited_spin_) {
+        // A waker counted on us; we leave, so pass the duty on.
+        inherited_spin_ = false;
+        stop_spinning();
+    }
+    if (retire_.load(std::memory_order_acquire)) {
+        // Close the queue, then hand what is left to the active processors.
+        qlock_.lock();
+        retired_ = true;
+        fiber* list = head_;
+        head_ = tail_ = nullptr;
+        qsize_.store(0, std::memory_order_relaxed);
+        qlock_.unlock();
+        if (fiber* next = runnext_.exchange(nullptr, std::memory_order_acq_rel)) owner.schedule(next);
+        while (list) {
+            fiber* next = list->ready_next;
+            owner.schedule(list);
+            list = next;
+        }
+    }
+    tls_processor = nullptr;
+}
+
+}  // namespace troupe::detail
