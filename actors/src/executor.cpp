@@ -18,20 +18,11 @@
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/error.hpp"
+#include "troupe/topology.hpp"
 
 namespace troupe::detail {
 
 namespace {
-
-std::size_t available_processors() noexcept {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return static_cast<std::size_t>(n);
-    }
-    unsigned n = std::thread::hardware_concurrency();
-    return n ? n : 1;
-}
 
 const char* name_or(const executor_config& c, const char* fallback) {
     return c.name.empty() ? fallback : c.name.c_str();
@@ -39,7 +30,7 @@ const char* name_or(const executor_config& c, const char* fallback) {
 
 // Fills in defaults and repairs what checked builds report.
 executor_config resolve(executor_config c, const void* who) {
-    if (c.workers == 0) c.workers = available_processors();
+    if (c.workers == 0) c.workers = available_concurrency();  // the one CPU count (topology.hpp)
     if (c.queues_per_worker == 0) c.queues_per_worker = 1;
     if (c.mailboxes == 0) c.mailboxes = c.workers * c.queues_per_worker;
     if (c.mailboxes < c.workers) {
