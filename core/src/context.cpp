@@ -16,6 +16,7 @@
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
 #include "troupe/topology.hpp"
 
@@ -380,7 +381,12 @@ std::exception_ptr wait_and_release(fiber* f) noexcept {
     context* expected = nullptr;
     // Register as the joiner; if the fiber already finished the CAS fails
     // with done_marker and there is nobody to wait for.
-    if (f->joiner.compare_exchange_strong(expected, &me, std::memory_order_acq_rel)) park();
+    // Then park until the finishing side's exchange says done: a stray
+    // unpark must not free a fiber that is still running (acquire: pairs
+    // with that exchange, so the fiber's last writes are visible).
+    if (f->joiner.compare_exchange_strong(expected, &me, std::memory_order_acq_rel))
+        park_until([f] { return f->joiner.load(std::memory_order_acquire) == done_marker; },
+                   "thread join", f->name, f);
     std::exception_ptr e = std::move(f->error);
     stack_mapping s = f->stack;
     f->~fiber();
@@ -422,13 +428,32 @@ void yield() noexcept {
 
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {
     if (deadline <= std::chrono::steady_clock::now()) return;
-    context& me = this_context();
+    struct sleeper {
+        context* who;
+        std::atomic<bool> fired{false};
+    } s{&this_context()};
     detail::timer_node t;
     t.deadline = deadline;
-    t.arg = &me;
-    t.fire = [](detail::timer_node& n) noexcept { unpark(*static_cast<context*>(n.arg)); };
-    detail::timer_arm(t);
-    park();  // the timer is our only waker
+    t.arg = &s;
+    t.fire = [](detail::timer_node& n) noexcept {
+        auto* sl = static_cast<sleeper*>(n.arg);
+        context* who = sl->who;  // read before the store that lets the sleeper go
+        sl->fired.store(true, std::memory_order_release);
+        unpark(*who);
+    };
+    try {
+        detail::timer_arm(t);
+    } catch (...) {
+        // No timer (allocation failure): still never return early, by
+        // yielding until the deadline. Rare, and keeps sleep nothrow.
+        while (std::chrono::steady_clock::now() < deadline) yield();
+        return;
+    }
+    // The timer is the only legitimate waker: a stray unpark parks again.
+    detail::park_until([&] { return s.fired.load(std::memory_order_acquire); }, "sleep", nullptr, &t);
+    // The callback may still be between its store and its return: wait it
+    // out before `t` and `s` leave scope (returns false, it already fired).
+    detail::timer_cancel(t);
 }
 
 void sleep_for(std::chrono::nanoseconds d) noexcept {

@@ -129,7 +129,9 @@ namespace this_thread {
 void yield() noexcept;
 /// Blocks the caller for at least `d` (parks; a processor runs other work).
 void sleep_for(std::chrono::nanoseconds d) noexcept;
-/// Blocks the caller until `deadline`.
+/// Blocks the caller until `deadline` (never earlier: a stray unpark parks
+/// again). Never throws: if the timer cannot be armed (allocation failure)
+/// it yields until the deadline instead.
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept;
 /// Whether the caller is a troupe user thread.
 bool in_user_thread() noexcept;
