@@ -23,11 +23,7 @@ constexpr int many = 50'000;
 #endif
 
 namespace {
-// Waits (yielding) until `pred` holds: state-based, never a sleep.
-template <class P>
-void wait_until(P pred) {
-    while (!pred()) troupe::this_thread::yield();
-}
+using troupe_test::wait_until;
 }  // namespace
 
 TEST_CASE("buffered channel: FIFO, size, capacity, try operations") {

@@ -19,10 +19,7 @@ using troupe_test::misuse_recorder;
 using troupe_test::on_processors;
 
 namespace {
-template <class P>
-void wait_until(P pred) {
-    while (!pred()) troupe::this_thread::yield();
-}
+using troupe_test::wait_until;
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
 

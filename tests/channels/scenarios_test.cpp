@@ -23,10 +23,7 @@ constexpr int scale = 10;
 #endif
 
 namespace {
-template <class P>
-void wait_until(P pred) {
-    while (!pred()) troupe::this_thread::yield();
-}
+using troupe_test::wait_until;
 }  // namespace
 
 TEST_CASE("ping-pong between two threads, ended by close") {

@@ -31,10 +31,7 @@ constexpr auto sat = std::uintptr_t(troupe::select_status::sat);
 constexpr auto run = std::uintptr_t(troupe::select_status::run);
 
 
-template <class P>
-void wait_until(P pred) {
-    while (!pred()) troupe::this_thread::yield();
-}
+using troupe_test::wait_until;
 
 // A general-mode (and) wait over two clauses: both must complete.
 // Returns how many completed at registration.

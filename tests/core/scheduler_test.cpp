@@ -182,6 +182,7 @@ int runnable_threads() {
 }  // namespace
 
 TEST_CASE("idle processors go to sleep") {
+    troupe_test::watchdog w{"idle processors go to sleep"};
     troupe::cluster c{4};
     std::atomic<long> sum{0};
     {
@@ -197,12 +198,9 @@ TEST_CASE("idle processors go to sleep") {
     // Eventually only this thread is runnable: every processor sleeps. (A
     // busy machine may keep a sleeping-to-be thread runnable for a while:
     // wait for it, bounded.)
-    bool quiet = false;
-    for (int i = 0; i < 2000 && !quiet; ++i) {
-        quiet = runnable_threads() <= 1;
-        if (!quiet) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    CHECK(quiet);
+    // State-based: the watchdog bounds the wait, no sleep.
+    troupe_test::wait_until([&] { return runnable_threads() <= 1; });
+    CHECK(runnable_threads() <= 1);
 }
 
 TEST_CASE("set_processor_count from a thread running on a processor being retired") {
@@ -335,16 +333,20 @@ TEST_CASE("the OS-thread park spin policy is a run-time setting") {
 TEST_CASE("unpark racing the exit of the OS thread it wakes") {
     // The waker must not read the context after the CAS that hands the wake
     // over (issue 9, item 5): the woken thread may return and exit at once.
+    // Each park must return: the wake is neither lost nor delivered to a
+    // dead context (ASan/TSan catch the latter).
+    std::atomic<int> woken{0};
     for (int i = 0; i < 300; ++i) {
         std::atomic<troupe::context*> who{nullptr};
         std::thread t{[&] {
             who.store(&troupe::this_context());
             troupe::park();
+            woken.fetch_add(1);
         }};
         troupe::context* c;
         while (!(c = who.load())) std::this_thread::yield();
         troupe::unpark(*c);
         t.join();
     }
-    CHECK(true);
+    CHECK(woken.load() == 300);
 }

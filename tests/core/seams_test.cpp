@@ -141,10 +141,11 @@ void concurrently(troupe::cluster& c, from ctx, W&& waiter, M&& main_part) {
     }
 }
 
-// Polls until `p()` holds (the fixture's watchdog bounds it).
+// Polls until `p()` holds (the fixture's watchdog bounds it); yields the
+// processor when called from a user thread.
 template <class P>
 void await(P&& p) {
-    while (!p()) std::this_thread::yield();
+    troupe_test::wait_until(std::forward<P>(p));
 }
 
 [[maybe_unused]] std::size_t reports_naming(const troupe_test::misuse_recorder& r, const char* kind, const char* what) {

@@ -31,6 +31,14 @@ private:
     state* s_;
 };
 
+/// Waits until `pred()` holds, state-based, never a sleep: a user thread
+/// yields its processor, an OS thread its kernel thread. The fixture's
+/// watchdog bounds the wait.
+template <class P>
+void wait_until(P&& pred) {
+    while (!pred()) troupe::this_thread::yield();
+}
+
 /// Runs `body(cluster&)` once per processor count, each on a new cluster.
 template <class F>
 void on_processors(F&& body, std::initializer_list<std::size_t> counts = {1, 2, 4}) {

@@ -29,10 +29,6 @@ inline bool sleeps_fully(std::chrono::milliseconds d = std::chrono::milliseconds
 }
 
 /// Yields (user thread) or yields the kernel thread until `pred()` holds.
-template <class P>
-void wait_until(P pred) {
-    while (!pred()) troupe::this_thread::yield();
-}
 
 /// After a stray `troupe::unpark` of a blocked thread: checked builds wait
 /// for the stray-wake report (the thread saw the wake and parked again);

@@ -32,10 +32,7 @@ constexpr int scale = 1;
 #endif
 
 namespace {
-template <class P>
-void wait_until(P pred) {
-    while (!pred()) troupe::this_thread::yield();
-}
+using troupe_test::wait_until;
 }  // namespace
 
 TEST_CASE("one channel selected by many threads: every value exactly once (one_chan)") {
