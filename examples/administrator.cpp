@@ -62,7 +62,8 @@ static void server_with_shutdown() {
                       | on(troupe::timeout(20ms), [&] { ++housekeeping; }));
         }
         // Shutdown: serve what was already queued, then stop.
-        while (requests.try_remove(r) == troupe::channel_status::success) total += r.amount, ++served;
+        while (requests.try_remove(r) == troupe::channel_status::success)
+            total += r.amount, ++served;
     }};
     std::vector<troupe::thread> clients;
     for (int c = 0; c < 4; ++c)
@@ -87,9 +88,11 @@ static void bounded_buffer() {
             // The target of a disabled clause is still evaluated: give the
             // remove clause a valid element to offer even when empty.
             int front = buffer.empty() ? 0 : buffer.front();
-            waituntil(when(buffer.size() < size, on(insert.remove_into(in), [&] { buffer.push_back(in); }))
-                      | when(!buffer.empty(), on(remove.insert_from(front), [&] { buffer.pop_front(); }))
-                      | on(done, [&] { running = false; }));
+            waituntil(
+                when(buffer.size() < size,
+                     on(insert.remove_into(in), [&] { buffer.push_back(in); })) |
+                when(!buffer.empty(), on(remove.insert_from(front), [&] { buffer.pop_front(); })) |
+                on(done, [&] { running = false; }));
         }
     }};
     long produced = 0, consumed = 0;
@@ -103,7 +106,8 @@ static void bounded_buffer() {
     consumer.join();
     done.fulfil();
     administrator.join();
-    std::printf("bounded buffer: produced %ld, consumed %ld, left %zu\n", produced, consumed, buffer.size());
+    std::printf("bounded buffer: produced %ld, consumed %ld, left %zu\n", produced, consumed,
+                buffer.size());
 }
 
 #else

@@ -82,10 +82,14 @@ void teller(int id) {
         (ok ? done : refused) += 1;
         if (i % 10000 == 9999) {
             const long total = audit();
-            TROUPE_MUTEX(out) { std::printf("teller %d: %5d operations, audit total %ld\n", id, i + 1, total); }
+            TROUPE_MUTEX(out) {
+                std::printf("teller %d: %5d operations, audit total %ld\n", id, i + 1, total);
+            }
         }
     }
-    TROUPE_MUTEX(out) { std::printf("teller %d finished: %d done, %d refused\n", id, done, refused); }
+    TROUPE_MUTEX(out) {
+        std::printf("teller %d finished: %d done, %d refused\n", id, done, refused);
+    }
 }
 
 }  // namespace
@@ -97,7 +101,8 @@ int main() {
         for (int id = 0; id < tellers; ++id) ts.emplace_back(teller, id);
     }
     const long after = audit();
-    for (int i = 0; i < accounts; ++i) std::printf("account %d: %ld\n", i, bank[std::size_t(i)].balance);
+    for (int i = 0; i < accounts; ++i)
+        std::printf("account %d: %ld\n", i, bank[std::size_t(i)].balance);
     std::printf("total before %ld, after %ld: %s\n", before, after,
                 before == after ? "money conserved" : "MONEY LOST");
     return before == after ? 0 : 1;

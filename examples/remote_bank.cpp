@@ -34,7 +34,8 @@ TROUPE_REMOTE_MESSAGE(balance, "bank.balance");
 struct account : troupe::actor {
     long cents = 10'000;
     troupe::allocation receive(withdraw& w) {
-        if (w.cents <= 0) throw std::invalid_argument("withdrawal of " + std::to_string(w.cents) + " cents");
+        if (w.cents <= 0)
+            throw std::invalid_argument("withdrawal of " + std::to_string(w.cents) + " cents");
         const bool ok = w.cents <= cents;
         if (ok) cents -= w.cents;
         w.reply(ok);
@@ -54,7 +55,9 @@ struct account : troupe::actor {
 constexpr int accounts_per_rank = 4;
 constexpr int transfers_per_teller = 200;
 
-static std::string name_of(int rank, int i) { return "account." + std::to_string(rank) + "." + std::to_string(i); }
+static std::string name_of(int rank, int i) {
+    return "account." + std::to_string(rank) + "." + std::to_string(i);
+}
 
 int main(int argc, char** argv) {
     troupe::remote::world world{argc, argv};
@@ -69,7 +72,8 @@ int main(int argc, char** argv) {
 
     std::vector<troupe::remote::remote_ref<account>> all;
     for (int r = 0; r < world.size(); ++r)
-        for (int i = 0; i < accounts_per_rank; ++i) all.push_back(world.lookup<account>(r, name_of(r, i)));
+        for (int i = 0; i < accounts_per_rank; ++i)
+            all.push_back(world.lookup<account>(r, name_of(r, i)));
 
     // The teller: transfers between random accounts of any rank.
     std::mt19937 rng(unsigned(world.rank()) + 1);
@@ -95,10 +99,11 @@ int main(int argc, char** argv) {
         all.back().ask(bad).get();
     } catch (const troupe::remote::remote_exception& e) {
         if (world.rank() == 0)
-            std::printf("rank 0: a bad request failed on rank %d with %s: %s\n", e.rank(), e.type_name().c_str(),
-                        e.message().c_str());
+            std::printf("rank 0: a bad request failed on rank %d with %s: %s\n", e.rank(),
+                        e.type_name().c_str(), e.message().c_str());
     }
-    std::printf("rank %d: teller made %d transfers (%d refused for lack of funds)\n", world.rank(), done, refused);
+    std::printf("rank %d: teller made %d transfers (%d refused for lack of funds)\n", world.rank(),
+                done, refused);
     world.barrier();  // every teller is done
 
     if (world.rank() == 0) {  // the audit: money moved, none made or lost
@@ -108,8 +113,8 @@ int main(int argc, char** argv) {
             total += a.ask(b).get();
         }
         const long expected = 10'000L * accounts_per_rank * world.size();
-        std::printf("rank 0: audit over %zu accounts on %d ranks: %ld cents (%s)\n", all.size(), world.size(), total,
-                    total == expected ? "balanced" : "UNBALANCED");
+        std::printf("rank 0: audit over %zu accounts on %d ranks: %ld cents (%s)\n", all.size(),
+                    world.size(), total, total == expected ? "balanced" : "UNBALANCED");
         if (total != expected) return 1;
     }
     world.barrier();  // the audit is over

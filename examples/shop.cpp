@@ -110,10 +110,11 @@ int main() {
         left += stock.on_hand[i];
         troupe::sout.println("item ", i, ": sold ", sold[i], ", ", stock.on_hand[i], " left");
     }
-    troupe::sout.println("till ", till.cash, ", ledger says ", revenue, ", orders refused ", refused,
-                         till.cash == revenue && left + sold[0] + sold[1] + sold[2] + sold[3] == 1000
-                             ? " (consistent)"
-                             : " (INCONSISTENT)");
+    troupe::sout.println(
+        "till ", till.cash, ", ledger says ", revenue, ", orders refused ", refused,
+        till.cash == revenue && left + sold[0] + sold[1] + sold[2] + sold[3] == 1000
+            ? " (consistent)"
+            : " (INCONSISTENT)");
     books | troupe::finished_msg;
     bookkeeping.stop();
     return till.cash == revenue ? 0 : 1;

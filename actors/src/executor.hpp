@@ -170,7 +170,6 @@ private:
     bool try_steal() noexcept;
     bool try_swap(std::size_t mine, std::size_t theirs, mailbox* expected, mailbox*& given) noexcept;
     std::size_t slot_to_give() noexcept;
-    std::uint64_t random() noexcept;
 
     void stage(const envelope& e);
     void deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n);
@@ -191,7 +190,7 @@ private:
     std::unique_ptr<copy_queue[]> stages_;
     std::vector<std::uint32_t> touched_;  // mailboxes whose stage is non-empty
     std::size_t ticket_;
-    std::uint64_t rng_;
+    fast_rng rng_;  // steal.cpp: scan starts; thread-confined
     std::unique_ptr<victim_selector> victims_;
     bool ended_since_check_ = false;
 };

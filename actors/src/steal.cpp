@@ -3,14 +3,6 @@
 
 namespace troupe::detail {
 
-std::uint64_t worker::random() noexcept {
-    // xorshift64*: thread-confined, good enough to spread choices.
-    rng_ ^= rng_ >> 12;
-    rng_ ^= rng_ << 25;
-    rng_ ^= rng_ >> 27;
-    return rng_ * 0x2545f4914f6cdd1dULL;
-}
-
 // One lazy steal attempt: pick a victim, scan its range once from a random
 // start, try one swap at the first candidate, return either way. The stolen
 // mailbox is gulped by our normal scan (it is now in our range).
@@ -26,7 +18,7 @@ bool worker::try_steal() noexcept {
     }
     const worker& victim = *exec.workers[v];
     const std::size_t range = victim.slot_end - victim.slot_begin;
-    const std::size_t start = static_cast<std::size_t>(random() % range);
+    const std::size_t start = rng_.below(range);
     // Scan the victim's range once (unlocked, possibly stale reads: we only
     // guess). The candidate is the first mailbox, from a random start, that
     // is non-empty and not partitioned by a gulp. It is taken only if the
@@ -121,7 +113,7 @@ bool worker::try_swap(std::size_t mine, std::size_t theirs, mailbox* vic_queue, 
 // (starting at a random slot), else the random slot.
 std::size_t worker::slot_to_give() noexcept {
     const std::size_t range = slot_end - slot_begin;
-    const std::size_t start = static_cast<std::size_t>(random() % range);
+    const std::size_t start = rng_.below(range);
     for (std::size_t k = 0; k < range; ++k) {
         std::size_t s = slot_begin + (start + k) % range;
         mailbox* mb = exec.slots[s].load(std::memory_order_relaxed);

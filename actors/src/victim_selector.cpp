@@ -8,13 +8,9 @@
 namespace troupe {
 
 namespace {
-std::uint64_t seed_for(std::size_t self) noexcept { return 0x9e3779b97f4a7c15ULL * (self + 7) ^ 0xd1b54a32d192ed03ULL; }
-
-std::uint64_t next(std::uint64_t& s) noexcept {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545f4914f6cdd1dULL;
+// A selector's draws are a stream of their own, apart from its worker's.
+std::uint64_t seed_for(std::size_t self) noexcept {
+    return detail::fast_rng::seed_for(self, 0xd1b54a32d192ed03ULL);
 }
 }  // namespace
 
@@ -33,7 +29,7 @@ random_victims::random_victims(const victim_context& c) noexcept
 std::size_t random_victims::choose() {
     if (workers_ < 2) return none;
     // Uniform over the others: draw from workers-1 and skip ourselves.
-    std::size_t v = static_cast<std::size_t>(next(rng_) % (workers_ - 1));
+    std::size_t v = rng_.below(workers_ - 1);
     return v >= self_ ? v + 1 : v;
 }
 
@@ -92,7 +88,7 @@ locality_victims::locality_victims(const victim_context& c) : rng_(seed_for(c.se
 std::size_t locality_victims::choose() {
     if (groups_.empty()) return none;
     const auto& g = groups_[level_];
-    const std::size_t v = g[static_cast<std::size_t>(next(rng_) % g.size())];
+    const std::size_t v = g[rng_.below(g.size())];
     // |g_i| attempts on group i, then widen; the last group indefinitely.
     if (++attempts_ >= g.size() && level_ + 1 < groups_.size()) {
         ++level_;

@@ -20,7 +20,7 @@ constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]] = n
 
 worker::worker(executor& ex, std::size_t i, std::size_t b, std::size_t e)
     : exec(ex), index(i), slot_begin(b), slot_end(e), local_(new copy_queue),
-      stages_(new copy_queue[ex.mailbox_count]), ticket_(b), rng_(0x9e3779b97f4a7c15ULL * (i + 1)) {
+      stages_(new copy_queue[ex.mailbox_count]), ticket_(b), rng_(fast_rng::seed_for(i)) {
     touched_.reserve(ex.mailbox_count);
 }
 

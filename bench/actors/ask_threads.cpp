@@ -23,8 +23,8 @@ struct account : troupe::actor {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long asks = bench::arg(argc, argv, "asks", 2000);
-    const long threads = bench::arg(argc, argv, "threads", 4);
+    const long asks = bench::option(argc, argv, "asks", 2000);
+    const long threads = bench::option(argc, argv, "threads", 4);
     double s;
     {
         troupe::actor_system sys{bench::config(argc, argv)};
@@ -49,5 +49,5 @@ int main(int argc, char** argv) {
         acc | troupe::finished_msg;
         sys.stop();
     }
-    bench::result("ask_threads", "troupe", "seconds", s, bench::params(bench::arg(argc, argv, "workers", 1)));
+    bench::result("ask_threads", "troupe", "seconds", s, bench::params(bench::option(argc, argv, "workers", 1)));
 }

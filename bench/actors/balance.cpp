@@ -32,12 +32,12 @@ struct dummy : troupe::actor {};
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool multi = bench::sarg(argc, argv, "mode", "one") == "multi";
-    const long groups = bench::arg(argc, argv, "groups", 80);
-    Set = bench::arg(argc, argv, "set", 100);
-    Rounds = bench::arg(argc, argv, "rounds", 10);
+    const bool multi = bench::option_text(argc, argv, "mode", "one") == "multi";
+    const long groups = bench::option(argc, argv, "groups", 80);
+    Set = bench::option(argc, argv, "set", 100);
+    Rounds = bench::option(argc, argv, "rounds", 10);
     const troupe::executor_config cfg = bench::config(argc, argv);
-    const std::string steal = bench::sarg(argc, argv, "steal", "longest");
+    const std::string steal = bench::option_text(argc, argv, "steal", "longest");
     troupe::actor_system sys{cfg};
     const std::size_t workers = sys.workers(), m = sys.mailboxes(), per = m / workers;
     // Tickets are handed out round-robin over the mailboxes (main thread), and

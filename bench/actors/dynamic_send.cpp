@@ -24,7 +24,7 @@ struct keeper : troupe::actor {};
 }  // namespace
 
 int main(int argc, char** argv) {
-    Times = bench::arg(argc, argv, "n", 20'000'000);
+    Times = bench::option(argc, argv, "n", 20'000'000);
     const troupe::executor_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     keeper k;

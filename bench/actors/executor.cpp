@@ -27,10 +27,10 @@ struct d_actor : troupe::actor {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long actors = bench::arg(argc, argv, "actors", 40000);
-    Set = bench::arg(argc, argv, "set", 100);
-    Rounds = bench::arg(argc, argv, "rounds", 25);
-    const bool rss = bench::arg(argc, argv, "rss", 0) != 0;
+    const long actors = bench::option(argc, argv, "actors", 40000);
+    Set = bench::option(argc, argv, "set", 100);
+    Rounds = bench::option(argc, argv, "rounds", 25);
+    const bool rss = bench::option(argc, argv, "rss", 0) != 0;
     const troupe::executor_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     std::unique_ptr<d_actor[]> a{new d_actor[static_cast<std::size_t>(actors)]};

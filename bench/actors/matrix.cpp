@@ -31,7 +31,7 @@ struct row_actor : troupe::actor {
 }  // namespace
 
 int main(int argc, char** argv) {
-    N = bench::arg(argc, argv, "n", 1024);
+    N = bench::option(argc, argv, "n", 1024);
     const troupe::executor_config cfg = bench::config(argc, argv);
     const auto n = static_cast<std::size_t>(N);
     std::vector<double> x(n * n), y(n * n), z(n * n, 0.0);

@@ -71,8 +71,8 @@ troupe::allocation server::receive(char_msg& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    Servers = bench::arg(argc, argv, "servers", 100000);
-    Rounds = bench::arg(argc, argv, "rounds", 20);
+    Servers = bench::option(argc, argv, "servers", 100000);
+    Rounds = bench::option(argc, argv, "rounds", 20);
     const troupe::executor_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     std::unique_ptr<server[]> servers{new server[static_cast<std::size_t>(Servers)]};

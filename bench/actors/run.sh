@@ -32,17 +32,12 @@ else
   ask_args=(--asks=2000)
 fi
 
-failed=0
-# run PROGRAM ARGS...: one program, stdout through (RESULT lines only); a
-# missing program (a twin that was not built) is skipped.
-run() {
-  local p="$dir/$1"; shift
-  [ -x "$p" ] || return 0
-  if ! ${TIMED:-} "$p" "$@" | grep '^RESULT '; then
-    echo "actors: $(basename "$p") $* failed" >&2
-    failed=1
-  fi
-}
+bench_module=actors
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+# run PROGRAM ARGS...: bench_run on $dir/PROGRAM (a missing CAF twin is
+# skipped with a note, a missing troupe program fails; see bench/lib.sh).
+run() { bench_run "$dir/$1" "${@:2}"; }
 [ -x "$dir/caf_executor" ] || echo "actors: CAF twins not built (install libcaf-dev); troupe only" >&2
 
 for w in "${workers[@]}"; do
@@ -94,4 +89,4 @@ for w in "${balance_workers[@]}"; do
     done
   done
 done
-exit $failed
+exit $bench_status

@@ -16,7 +16,7 @@ struct self_sender : troupe::actor {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long n = bench::arg(argc, argv, "n", 100'000'000);
+    const long n = bench::option(argc, argv, "n", 100'000'000);
     const troupe::executor_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     ping_msg m;

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<std::uint64_t> ch{static_cast<std::size_t>(capacity), "close_drain"};
     constexpr std::uint64_t stride = std::uint64_t{1} << 40;  // producer k: k * stride + i
-    std::vector<checksum> in(static_cast<std::size_t>(producers)), out(static_cast<std::size_t>(consumers));
+    std::vector<checksum> in(static_cast<std::size_t>(producers)),
+        out(static_cast<std::size_t>(consumers));
     std::atomic<long> wrong_return{0};
     std::vector<troupe::thread> ts;
     for (long k = 0; k < consumers; ++k)
@@ -88,8 +89,10 @@ int main(int argc, char** argv) {
     const std::uint64_t by_consumers = removed.n;
     for (std::uint64_t v : ch) removed.add(v);  // what stop_on_close consumers left
 
-    long lost = static_cast<long>(inserted.n > removed.n ? inserted.n - removed.n : removed.n - inserted.n);
-    if (inserted.sum != removed.sum || inserted.hash != removed.hash || wrong_return.load() != 0) ++lost;
+    long lost =
+        static_cast<long>(inserted.n > removed.n ? inserted.n - removed.n : removed.n - inserted.n);
+    if (inserted.sum != removed.sum || inserted.hash != removed.hash || wrong_return.load() != 0)
+        ++lost;
     const std::string params = "producers=" + std::to_string(producers) +
                                " consumers=" + std::to_string(consumers) +
                                " capacity=" + std::to_string(capacity);

@@ -42,22 +42,12 @@ else
     echo "channels: go not installed, Go twins skipped" >&2
 fi
 
-status=0
-# run PROGRAM ARGS...: runs one program if it was built, keeping stdout to
-# RESULT lines only. A missing twin is skipped with a note.
-run() {
-    local prog="$1"; shift
-    if [ ! -x "$prog" ]; then
-        echo "channels: $(basename "$prog") not built, skipped" >&2
-        return 0
-    fi
-    local out
-    if ! out=$(${TIMED:-} "$prog" "$@"); then
-        echo "channels: $(basename "$prog") $* failed" >&2
-        status=1
-    fi
-    printf '%s\n' "$out" | grep '^RESULT ' || true
-}
+bench_module=channels
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
+# run PROGRAM ARGS...: bench_run (a missing twin is skipped with a note, a
+# missing troupe program fails; see bench/lib.sh).
+run() { bench_run "$@"; }
 
 for ((r = 1; r <= RUNS; r++)); do
     echo "channels: round $r of $RUNS" >&2
@@ -88,4 +78,4 @@ for ((r = 1; r <= RUNS; r++)); do
     run "$bin/channels_chan_close_drain" --producers=4 --consumers=4 --ms=$drain_ms \
         --capacity=128 --processors=$procs
 done
-exit $status
+exit $bench_status

@@ -47,5 +47,6 @@ int main(int argc, char** argv) {
     long expect = 0;
     for (long j = 0; j < jobs; ++j) expect += j * j % 1000;
     if (sum != expect) bench::fail("worker_pool: wrong sum");
-    bench::result("worker_pool", "troupe", "seconds", bench::seconds(t0, t1), "consumer=" + consumer);
+    bench::result("worker_pool", "troupe", "seconds", bench::seconds(t0, t1),
+                  "consumer=" + consumer);
 }

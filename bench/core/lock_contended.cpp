@@ -80,6 +80,6 @@ int main(int argc, char** argv) {
     for (long a : s.acquisitions) total += a;
     if (total != s.protected_count) bench::fail("lock_contended: mutual exclusion broken");
     if (total == 0) bench::fail("lock_contended: no acquisitions");
-    bench::result("lock_contended", "troupe", "ns_per_op", elapsed * 1e9 / static_cast<double>(total),
-                  "ctx=" + ctx);
+    bench::result("lock_contended", "troupe", "ns_per_op",
+                  elapsed * 1e9 / static_cast<double>(total), "ctx=" + ctx);
 }

@@ -18,23 +18,12 @@ else
     lock_iters=20000000;  contend_ms=1000;        idle_ms=5000
 fi
 
-status=0
-# run PROGRAM ARGS...: runs one program if it was built, keeping stdout to
-# RESULT lines only. A missing peer binary (its package was absent at
-# configure time) is skipped with a note; a failing program is reported.
-run() {
-    local prog="$bin/$1"; shift
-    if [ ! -x "$prog" ]; then
-        echo "core: $(basename "$prog") not built, skipped" >&2
-        return 0
-    fi
-    local out
-    if ! out=$(${TIMED:-} "$prog" "$@"); then
-        echo "core: $(basename "$prog") $* failed" >&2
-        status=1
-    fi
-    printf '%s\n' "$out" | grep '^RESULT ' || true
-}
+bench_module=core
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+# run PROGRAM ARGS...: bench_run on $bin/PROGRAM (a missing twin is
+# skipped with a note, a missing troupe program fails; see bench/lib.sh).
+run() { bench_run "$bin/$1" "${@:2}"; }
 
 for ((r = 1; r <= RUNS; r++)); do
     echo "core: round $r of $RUNS" >&2
@@ -68,4 +57,4 @@ for ((r = 1; r <= RUNS; r++)); do
 
     run core_idle_cpu --ms=$idle_ms --threads=1000 --processors=4
 done
-exit $status
+exit $bench_status

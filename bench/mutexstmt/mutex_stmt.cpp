@@ -9,8 +9,10 @@
 #include "mutex_stmt_bench.hpp"
 
 int main(int argc, char** argv) {
-    return mutex_stmt_bench::run(argc, argv, "troupe",
-        []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l, const std::uint32_t* order) {
+    return mutex_stmt_bench::run(
+        argc, argv, "troupe",
+        []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l,
+                                      const std::uint32_t* order) {
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 TROUPE_MUTEX(l[order[I]]...) {}
             }(std::make_index_sequence<N>{});

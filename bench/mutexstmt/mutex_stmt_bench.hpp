@@ -84,7 +84,8 @@ inline std::vector<std::uint32_t> make_orders(int t, int n) {
     std::vector<std::uint32_t> one(std::size_t(n), 0);
     for (int k = 0; k < n; ++k) one[std::size_t(k)] = std::uint32_t(k);
     for (int o = 0; o < orders_per_thread; ++o) {
-        for (int k = n - 1; k > 0; --k) std::swap(one[std::size_t(k)], one[rng() % unsigned(k + 1)]);
+        for (int k = n - 1; k > 0; --k)
+            std::swap(one[std::size_t(k)], one[rng() % unsigned(k + 1)]);
         all.insert(all.end(), one.begin(), one.end());
     }
     return all;
@@ -164,21 +165,26 @@ int run_with(int n, int threads, long ms, bool pin, bool verbose, const std::str
     bool all_finished = false;
     while (!all_finished && bench::clock::now() < grace_end) {
         all_finished = true;
-        for (auto& c : counts) all_finished = all_finished && c.finished.load(std::memory_order_acquire);
+        for (auto& c : counts)
+            all_finished = all_finished && c.finished.load(std::memory_order_acquire);
         if (!all_finished) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (total == 0) std::fprintf(stderr, "mutex_stmt %s %s: no acquisition completed\n", system, params.c_str());
+    if (total == 0)
+        std::fprintf(stderr, "mutex_stmt %s %s: no acquisition completed\n", system,
+                     params.c_str());
     bench::result("mutex_stmt", system, "ops_per_s", double(total) / elapsed, params);
     // How the acquisitions were shared: always shown when some thread got
     // under a tenth of a fair share (starved: the total then measures one
     // thread running alone), on request otherwise.
     std::uint64_t least = total;
-    for (auto& c : counts) least = std::min<std::uint64_t>(least, c.acquisitions.load(std::memory_order_relaxed));
+    for (auto& c : counts)
+        least = std::min<std::uint64_t>(least, c.acquisitions.load(std::memory_order_relaxed));
     if (verbose || (threads > 1 && least * 10 * std::uint64_t(threads) < total)) {
         std::fprintf(stderr, "mutex_stmt %s %s: %sper thread", system, params.c_str(),
                      least * 10 * std::uint64_t(threads) < total ? "starved, " : "");
         for (auto& c : counts)
-            std::fprintf(stderr, " %llu", (unsigned long long)c.acquisitions.load(std::memory_order_relaxed));
+            std::fprintf(stderr, " %llu",
+                         (unsigned long long)c.acquisitions.load(std::memory_order_relaxed));
         std::fprintf(stderr, "\n");
     }
     if (!all_finished) {
@@ -249,14 +255,16 @@ int run(int argc, char** argv, const char* system, Acquire acquire) {
     const bool verbose = bench::option(argc, argv, "verbose", 0) != 0;
     const bool pin = bench::option(argc, argv, "pin", 1) != 0;
     const long cost_trials = bench::option(argc, argv, "cost", 0);
-    if (n < 1 || n > max_locks || threads < 1) bench::fail("mutex_stmt: --locks=1..8, --threads>=1");
+    if (n < 1 || n > max_locks || threads < 1)
+        bench::fail("mutex_stmt: --locks=1..8, --threads>=1");
     if (cost_trials > 0) {
         if (layout != "packed") bench::fail("mutex_stmt: --cost uses the packed layout");
         return run_cost<packed_spinlock>(n, int(cost_trials), "locks=" + std::to_string(n), system,
                                          acquire);
     }
     std::string params = "locks=" + std::to_string(n) + " threads=" + std::to_string(threads);
-    if (layout == "packed") return run_with<packed_spinlock>(n, threads, ms, pin, verbose, params, system, acquire);
+    if (layout == "packed")
+        return run_with<packed_spinlock>(n, threads, ms, pin, verbose, params, system, acquire);
     if (layout != "padded") bench::fail("mutex_stmt: --layout=packed|padded");
     return run_with<padded_spinlock>(n, threads, ms, pin, verbose, params + " layout=padded",
                                      system, acquire);

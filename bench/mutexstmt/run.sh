@@ -28,22 +28,11 @@ else
     ms=${MUTEX_STMT_MS:-2000}; cost_batches=30
 fi
 
-status=0
-# run PROGRAM ARGS...: runs one program, keeping stdout to RESULT lines only.
-run() {
-    local prog="$bin/$1"; shift
-    if [ ! -x "$prog" ]; then
-        echo "mutexstmt: $(basename "$prog") not built, skipped" >&2
-        status=1
-        return 0
-    fi
-    local out
-    if ! out=$(timeout 120 ${TIMED:-} "$prog" "$@"); then
-        echo "mutexstmt: $(basename "$prog") $* failed" >&2
-        status=1
-    fi
-    printf '%s\n' "$out" | grep '^RESULT ' || true
-}
+bench_module=mutexstmt bench_timeout=120
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+# run PROGRAM ARGS...: bench_run on $bin/PROGRAM (see bench/lib.sh).
+run() { bench_run "$bin/$1" "${@:2}"; }
 
 for ((r = 1; r <= RUNS; r++)); do
     echo "mutexstmt: round $r of $RUNS (${ms} ms per run)" >&2
@@ -60,4 +49,4 @@ for ((r = 1; r <= RUNS; r++)); do
         run mutexstmt_baseline_mutex_stmt --locks=$locks --cost=$cost_batches
     done
 done
-exit $status
+exit $bench_status

@@ -5,14 +5,15 @@
 #include <chrono>
 #include <thread>
 
-#include "../core/bench_util.hpp"
+#include "../common/bench_util.hpp"
 #include "troupe/actors.hpp"
 #include "troupe/remote.hpp"
 
 static double cpu_seconds() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 int main(int argc, char** argv) {

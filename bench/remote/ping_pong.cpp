@@ -4,7 +4,7 @@
 // bench/peers/caf/remote_ping_pong.cpp (CAF 0.17 middleman over loopback).
 #include <chrono>
 
-#include "../core/bench_util.hpp"
+#include "../common/bench_util.hpp"
 #include "troupe/actors.hpp"
 #include "troupe/remote.hpp"
 
@@ -25,7 +25,8 @@ struct player : troupe::actor {
         ball next;
         next.n = b.n + 1;
         peer | next;
-        return next.n >= limit ? troupe::Finished : troupe::Nodelete;  // the last ball ends the sender too
+        return next.n >= limit ? troupe::Finished
+                               : troupe::Nodelete;  // the last ball ends the sender too
     }
 };
 
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
     troupe::actor_system sys{1};
     troupe::future<> done;
     player me;
-    me.limit = 2 * n - 1;  // rank 1 gets the even hits, rank 0 the odd: n round trips, the last to rank 0
+    me.limit =
+        2 * n - 1;  // rank 1 gets the even hits, rank 0 the odd: n round trips, the last to rank 0
     me.done = w.rank() == 0 ? &done : nullptr;
     w.publish("player", me);
     w.barrier();

@@ -18,16 +18,16 @@ else
   pp=100000 tp=2000000 idle_ms=5000
 fi
 
-failed=0
-run() {  # run [mpi] PROGRAM ARGS...: RESULT lines through; a missing twin is skipped
-  local pre=()
-  if [ "$1" = mpi ]; then pre=("${mpirun[@]}"); shift; fi
-  local p="$dir/$1"; shift
-  [ -x "$p" ] || return 0
-  if ! timeout 600 "${pre[@]}" "$p" "$@" | grep '^RESULT '; then
-    echo "remote: $(basename "$p") $* failed" >&2
-    failed=1
-  fi
+bench_module=remote
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+# run [mpi] PROGRAM ARGS...: bench_run on $dir/PROGRAM, under mpirun with
+# `mpi` (a missing twin is skipped with a note, a missing troupe program
+# fails; see bench/lib.sh).
+run() {
+  if [ "$1" = mpi ]; then bench_launch=("${mpirun[@]}"); shift; else bench_launch=(); fi
+  bench_run "$dir/$1" "${@:2}"
+  bench_launch=()
 }
 [ -x "$dir/remote_caf_ping_pong" ] || echo "remote: CAF twins not built (install libcaf-dev); troupe and MPI only" >&2
 
@@ -44,4 +44,4 @@ for s in 1 4; do
   done
 done
 run mpi remote_idle --ms=$idle_ms
-exit $failed
+exit $bench_status

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "../core/bench_util.hpp"
+#include "../common/bench_util.hpp"
 #include "troupe/actors.hpp"
 #include "troupe/remote.hpp"
 

@@ -40,22 +40,12 @@ else
     echo "waituntil: go not installed, Go twins skipped" >&2
 fi
 
-status=0
-# run PROGRAM ARGS...: runs one program if it was built, keeping stdout to
-# RESULT lines only. A missing program is skipped with a note.
-run() {
-    local prog="$1"; shift
-    if [ ! -x "$prog" ]; then
-        echo "waituntil: $(basename "$prog") not built, skipped" >&2
-        return 0
-    fi
-    local out
-    if ! out=$(${TIMED:-} "$prog" "$@"); then
-        echo "waituntil: $(basename "$prog") $* failed" >&2
-        status=1
-    fi
-    printf '%s\n' "$out" | grep '^RESULT ' || true
-}
+bench_module=waituntil
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+# run PROGRAM ARGS...: bench_run (a missing twin is skipped with a note, a
+# missing troupe program fails; see bench/lib.sh).
+run() { bench_run "$@"; }
 
 for ((r = 1; r <= RUNS; r++)); do
     echo "waituntil: round $r of $RUNS" >&2
@@ -80,4 +70,4 @@ for ((r = 1; r <= RUNS; r++)); do
         run "$gobin/select_futures" --predicate=$p --ms=$ms --processors=$procs
     done
 done
-exit $status
+exit $bench_status

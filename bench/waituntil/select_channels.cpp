@@ -54,8 +54,12 @@ struct workload {
             else troupe::waituntil((on(ch[I]->insert_from(one)) | ...));
             return true;
         }
-        if (fair) return !troupe::waituntil(r, (on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {})).otherwise_ran();
-        return !troupe::waituntil((on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {})).otherwise_ran();
+        if (fair)
+            return !troupe::waituntil(r, (on(ch[I]->insert_from(one)) | ...),
+                                      troupe::otherwise([] {}))
+                        .otherwise_ran();
+        return !troupe::waituntil((on(ch[I]->insert_from(one)) | ...), troupe::otherwise([] {}))
+                    .otherwise_ran();
     }
     // One statement removing from whichever channel has an element first.
     template <std::size_t... I>
@@ -65,8 +69,12 @@ struct workload {
             else troupe::waituntil((on(ch[I]->remove_into(v)) | ...));
             return true;
         }
-        if (fair) return !troupe::waituntil(r, (on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {})).otherwise_ran();
-        return !troupe::waituntil((on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {})).otherwise_ran();
+        if (fair)
+            return !troupe::waituntil(r, (on(ch[I]->remove_into(v)) | ...),
+                                      troupe::otherwise([] {}))
+                        .otherwise_ran();
+        return !troupe::waituntil((on(ch[I]->remove_into(v)) | ...), troupe::otherwise([] {}))
+                    .otherwise_ran();
     }
 
     void producer() {
@@ -104,11 +112,13 @@ struct workload {
 };
 
 template <std::size_t K>
-double run(long producers, long consumers, long ms, long capacity, long procs, bool spin, bool fair) {
+double run(long producers, long consumers, long ms, long capacity, long procs, bool spin,
+           bool fair) {
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     std::deque<troupe::channel<long>> chans;
     workload<K> w;
-    for (std::size_t i = 0; i < K; ++i) w.ch[i] = &chans.emplace_back(static_cast<std::size_t>(capacity));
+    for (std::size_t i = 0; i < K; ++i)
+        w.ch[i] = &chans.emplace_back(static_cast<std::size_t>(capacity));
     w.spin = spin;
     w.fair = fair;
     std::atomic<bool> start{false};
@@ -152,6 +162,6 @@ int main(int argc, char** argv) {
     default: bench::fail("select_channels: --k must be 2, 4 or 8");
     }
     bench::result(spin ? "select_spin" : "select_contend", "troupe", "ops_per_s", ops,
-                         "k=" + std::to_string(k) + " producers=" + std::to_string(producers) +
-                             " consumers=" + std::to_string(consumers) + (fair ? " mode=fair" : ""));
+                  "k=" + std::to_string(k) + " producers=" + std::to_string(producers) +
+                      " consumers=" + std::to_string(consumers) + (fair ? " mode=fair" : ""));
 }

@@ -77,6 +77,6 @@ int main(int argc, char** argv) {
     client.join();
     server.join();
     if (sum < rounds) bench::fail("select_futures: a statement ran no body");
-    bench::result("select_futures", "troupe", "ops_per_s", static_cast<double>(rounds) / bench::seconds(t0, t1),
-                         "predicate=" + predicate);
+    bench::result("select_futures", "troupe", "ops_per_s",
+                  static_cast<double>(rounds) / bench::seconds(t0, t1), "predicate=" + predicate);
 }

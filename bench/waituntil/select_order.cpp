@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     const long procs = bench::option(argc, argv, "processors", 2);
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
-    troupe::channel<long> A{static_cast<std::size_t>(capacity), "A"}, B{static_cast<std::size_t>(capacity), "B"};
+    troupe::channel<long> A{static_cast<std::size_t>(capacity), "A"},
+        B{static_cast<std::size_t>(capacity), "B"};
     std::atomic<bool> start{false}, stop{false};
     std::atomic<long> inserted{0}, removed{0}, counted{0};
 

@@ -25,7 +25,9 @@
 //       either sees 0 and takes the lock, or is queued before the release
 //       reads the word);
 //   I3  count_ is written by the owner, or by the granter before the
-//       release store that names the new owner; read only by the owner;
+//       release store that names the new owner (always 1: a waiter that
+//       held more levels, a condition-variable waiter, restores its own
+//       depth once it owns the lock); read only by the owner;
 //   I4  a plain waiter's completion is "the word names me": it becomes true
 //       in the granter's release store, after which the granter touches
 //       only the waiter's context (read before).
@@ -66,7 +68,7 @@ bool blocking_lock_base::try_lock() noexcept {
 
 void blocking_lock_base::lock_slow(context& me) {
     select_node n{me};
-    if (!acquire_or_enqueue(n, 1)) park_until_owner(me);
+    if (!acquire_or_enqueue(n, 1)) park_until_owner(me);  // handed over with count_ 1
 }
 
 bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
@@ -90,8 +92,9 @@ bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
                 return true;
             }
             if constexpr (checked_build) {
-                report_misuse(describe(kind_, name_, this) +
-                              ": locked again by the thread that holds it (not recursive: deadlock)");
+                report_misuse(
+                    describe(kind_, name_, this) +
+                    ": locked again by the thread that holds it (not recursive: deadlock)");
                 return true;  // the handler returned: leave the lock as it was
             }
             // Release build: queue behind ourselves (a deadlock, as documented).
@@ -106,8 +109,8 @@ bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
             break;
     }
     // Under L, the owner is fixed (I2): queue behind it and publish W with
-    // the release of L.
-    n.extra = reinterpret_cast<void*>(depth);
+    // the release of L. The hand-off grants one level (I3); the caller
+    // restores `depth` once it owns the lock.
     waiting_.push_back(n);
     unlock_queue(word_, w | waiters_bit);
     return false;
@@ -168,7 +171,7 @@ void blocking_lock_base::hand_off_locked() noexcept {
         return;
     }
     context& next = n->waiter();
-    count_ = reinterpret_cast<std::size_t>(n->extra);  // I3: before the store naming it
+    count_ = 1;  // I3: before the store naming the new owner
     // General mode must commit under L: its waiter may finish its statement
     // as soon as it can take L again.
     const bool owed = n->commit();
@@ -230,8 +233,8 @@ bool blocking_lock_base::register_select(select_node& n) noexcept {
             break;
     }
     // Queue it even if another clause already won the statement: unlock's
-    // pop_claimed drops such nodes, and unregister removes them.
-    n.extra = reinterpret_cast<void*>(std::size_t{1});
+    // pop_claimed drops such nodes, and unregister removes them. A clause
+    // holds one level, which is what the hand-off grants (I3).
     waiting_.push_back(n);
     unlock_queue(word_, w | waiters_bit);
     return false;
@@ -265,10 +268,11 @@ void blocking_lock_base::cv_release() {
 void blocking_lock_base::cv_enqueue_or_grant(select_node& plain_node) noexcept {
     const std::uintptr_t w = lock_queue(word_);
     if (w == 0) {
-        // Free (only L, set by us): grant it to the waiter. I3: its depth
-        // before the store naming it; I4: nothing of the node after it.
+        // Free (only L, set by us): grant it to the waiter. I3: one level
+        // before the store naming it (the waiter restores its depth); I4:
+        // nothing of the node after it.
         context& c = plain_node.waiter();
-        count_ = reinterpret_cast<std::size_t>(plain_node.extra);
+        count_ = 1;
         unlock_queue(word_, to_word(c));
         unpark(c);
         return;
@@ -281,7 +285,10 @@ void blocking_lock_base::cv_enqueue_or_grant(select_node& plain_node) noexcept {
 void blocking_lock_base::cv_reacquire(std::size_t depth) {
     context& me = this_context();
     select_node n{me};
-    if (!acquire_or_enqueue(n, depth)) park_until_owner(me);
+    if (!acquire_or_enqueue(n, depth)) {
+        park_until_owner(me);
+        count_ = depth;  // I3: ours now; the hand-off granted one level
+    }
 }
 
 }  // namespace troupe::detail

@@ -14,7 +14,7 @@
 //   C3  the winner's last touch of the waiter is what completes the wait
 //       (result store, or the lock naming the waiter), so a stray wake
 //       never lets the waiter leave while it is still being touched; the
-//       notify_all chain is read one link ahead of each wake.
+//       notify_all list unlinks each node before its wake.
 #include "troupe/condition_variable.hpp"
 
 #include <string>
@@ -76,26 +76,19 @@ bool condition_variable::notify_one_slow() noexcept {
     select_node* n = waiting_.pop_claimed();  // C2: skip nodes the timer won
     detail::unlock_queue(word_, detail::with_waiters(0, waiting_));
     if (!n) return false;
-    wake(*static_cast<waiter*>(n->extra));
+    wake(n->record<waiter>());
     return true;
 }
 
 bool condition_variable::notify_all_slow() noexcept {
-    select_node* head = nullptr;
-    select_node** tail = &head;
+    node_queue woken;  // the claimed waiters, woken after L is released
     detail::lock_queue(word_);
-    while (select_node* n = waiting_.pop_claimed()) {
-        *tail = n;
-        tail = &n->next_;
-    }
-    *tail = nullptr;
+    while (select_node* n = waiting_.pop_claimed()) woken.push_back(*n);
     detail::unlock_queue(word_, detail::with_waiters(0, waiting_));
-    const bool any = head != nullptr;
-    while (head) {
-        select_node* next = head->next_;  // C3: before the wake
-        wake(*static_cast<waiter*>(head->extra));
-        head = next;
-    }
+    const bool any = !woken.empty();
+    // C3: each node leaves `woken` (which writes only the next node's
+    // links) before its wake, our last touch of it.
+    while (select_node* n = woken.pop_front()) wake(n->record<waiter>());
     return any;
 }
 

@@ -336,7 +336,6 @@ context& fiber_context(fiber* f) noexcept { return *f; }
 
 fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,
                     void** payload) {
-    const bool pooled = attrs.stack_size == 0 || attrs.stack_size == defaults::stack_size;
     const std::size_t usable = attrs.stack_size ? attrs.stack_size : defaults::stack_size;
     stack_mapping s = stack_allocate(usable);
     char* top = s.base + s.size;
@@ -348,7 +347,6 @@ fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_
         (reinterpret_cast<std::uintptr_t>(desc) - size) & ~std::uintptr_t(align - 1));
     char* sp = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(pay) & ~std::uintptr_t(63));
     f->stack = s;
-    f->pooled = pooled;
     f->stack_low = s.base + page_size();
     f->stack_usable = static_cast<std::size_t>(s.base + s.size - f->stack_low);
     f->payload = pay;

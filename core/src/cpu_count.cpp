@@ -41,7 +41,8 @@ std::optional<double> v1_limit(const std::string& dir) {
     auto q = read_file(dir + "/cpu.cfs_quota_us");
     auto p = read_file(dir + "/cpu.cfs_period_us");
     if (!q || !p) return std::nullopt;
-    const double quota = std::strtod(q->c_str(), nullptr), period = std::strtod(p->c_str(), nullptr);
+    const double quota = std::strtod(q->c_str(), nullptr),
+                 period = std::strtod(p->c_str(), nullptr);
     if (quota <= 0 || period <= 0) return std::nullopt;
     return quota / period;
 }
@@ -65,7 +66,8 @@ std::optional<double> smallest_along(const std::string& root, std::string path, 
 
 namespace detail {
 
-std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup, const std::string& root) noexcept {
+std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup,
+                                       const std::string& root) noexcept {
     try {
         std::istringstream in{std::string(proc_self_cgroup)};
         std::string line;
@@ -122,7 +124,8 @@ std::size_t available_concurrency() noexcept {
     const std::size_t cpus = affinity_cpu_count();
     std::optional<double> limit;
     try {
-        if (auto text = read_file("/proc/self/cgroup")) limit = detail::cgroup_cpu_limit(*text, "/sys/fs/cgroup");
+        if (auto text = read_file("/proc/self/cgroup"))
+            limit = detail::cgroup_cpu_limit(*text, "/sys/fs/cgroup");
     } catch (...) {
     }
     if (!limit) return cpus;

@@ -28,8 +28,8 @@ std::size_t index_of(misuse_kind k) noexcept {
 // The default handler's body, with the report's kind.
 void default_report(std::string_view message, misuse_kind kind) {
     const misuse_action a = actions[index_of(kind)].load(std::memory_order_relaxed);
-    std::fprintf(stderr, "troupe: misuse: %.*s; %s\n", static_cast<int>(message.size()), message.data(),
-                 a == misuse_action::abort ? "aborting" : "continuing");
+    std::fprintf(stderr, "troupe: misuse: %.*s; %s\n", static_cast<int>(message.size()),
+                 message.data(), a == misuse_action::abort ? "aborting" : "continuing");
     std::fflush(stderr);
     if (a == misuse_action::abort) std::abort();
 }

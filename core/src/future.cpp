@@ -75,8 +75,8 @@ void future_base::begin_reset() {
     if (w & waiters_bit) {
         const std::size_t n = waiting_.size();
         unlock_queue(word_, w);
-        throw future_error(describe("future", nullptr, this) + ": reset while " + std::to_string(n) +
-                           " thread(s) wait on it");
+        throw future_error(describe("future", nullptr, this) + ": reset while " +
+                           std::to_string(n) + " thread(s) wait on it");
     }
 }
 

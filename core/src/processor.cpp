@@ -23,7 +23,7 @@ namespace {
 [[gnu::noinline]] processor* current_processor() noexcept { return tls_processor; }
 
 processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
-    : owner(c), index(i), pin_pu_(pin_pu), rng_(static_cast<std::uint32_t>(i * 2654435761u + 1)),
+    : owner(c), index(i), pin_pu_(pin_pu), rng_(detail::fast_rng::seed_for(i)),
       spin_estimate_ns_(c.settings.idle_spin_ns / 4),
       seen_(new handoff_seen[cluster_impl::max_processors]) {}
 
@@ -187,11 +187,7 @@ fiber* processor::find_work(bool steal_handoffs) noexcept {
     if (fiber* f = take_local()) return f;
     const std::size_t n = owner.processor_count();
     if (n <= 1) return nullptr;
-    // xorshift: a cheap per-thief random starting victim.
-    rng_ ^= rng_ << 13;
-    rng_ ^= rng_ >> 17;
-    rng_ ^= rng_ << 5;
-    const std::size_t start = rng_ % n;
+    const std::size_t start = rng_.below(n);  // a cheap per-thief random starting victim
     bool handoffs = false;
     for (std::size_t k = 0; k < n; ++k) {
         processor* v = owner.active_at((start + k) % n);

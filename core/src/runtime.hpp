@@ -14,6 +14,7 @@
 #include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
 #include "troupe/spinlock.hpp"
+#include "troupe/detail/fast_rng.hpp"
 #include "troupe/thread.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -74,7 +75,6 @@ struct fiber : context {
     // nullptr: running, no joiner; done_marker: finished; else: the joiner.
     std::atomic<context*> joiner{nullptr};
     const char* name = nullptr;
-    bool pooled = false;
     void* asan_fake_stack = nullptr;
     void* tsan_fiber = nullptr;
     // Per-thread runtime state swapped in and out by run_fiber.
@@ -182,7 +182,7 @@ private:
     std::atomic<bool> stop_{false};
     int pin_pu_;
     std::thread kthread_;
-    std::uint32_t rng_;
+    detail::fast_rng rng_;  // find_work's first victim
     bool inherited_spin_ = false;  // woken as a spinner: the count is ours
     std::int64_t spin_estimate_ns_; // adaptive idle spin: recent time-to-work
     std::int64_t watch_ns_ = 0;     // current timed sleep while watching hand-offs

@@ -22,8 +22,9 @@ namespace troupe {
 semaphore::~semaphore() {
     if constexpr (checked_build) {
         if (word_.load(std::memory_order_acquire) & detail::waiters_bit)
-            detail::report_misuse(detail::describe("semaphore", name_, this) + ": destroyed while " +
-                                  std::to_string(waiting_.size()) + " thread(s) wait on it");
+            detail::report_misuse(detail::describe("semaphore", name_, this) +
+                                  ": destroyed while " + std::to_string(waiting_.size()) +
+                                  " thread(s) wait on it");
     }
 }
 

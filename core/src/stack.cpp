@@ -98,13 +98,15 @@ stack_mapping stack_allocate(std::size_t usable) {
     }
     void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "troupe: mapping a thread stack");
+    if (m == MAP_FAILED)
+        throw std::system_error(errno, std::generic_category(), "troupe: mapping a thread stack");
     // The lowest page faults on touch: a stack overflow stops there instead
     // of overwriting whatever lies below.
     if (::mprotect(m, page_size(), PROT_NONE) != 0) {
         int e = errno;
         ::munmap(m, size);
-        throw std::system_error(e, std::generic_category(), "troupe: protecting a stack guard page");
+        throw std::system_error(e, std::generic_category(),
+                                "troupe: protecting a stack guard page");
     }
     return {static_cast<char*>(m), size};
 }

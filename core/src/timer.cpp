@@ -31,8 +31,8 @@ void futex_wait_until(std::atomic<std::uint32_t>& word, std::uint32_t expected,
 }
 
 void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
-    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count, nullptr,
-              nullptr, 0);
+    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count,
+              nullptr, nullptr, 0);
 }
 
 namespace {

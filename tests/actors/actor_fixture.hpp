@@ -1,7 +1,7 @@
 #pragma once
 // Actor tests: run a body at 1, 2 and 4 workers (4 oversubscribes the CI
 // machine on purpose), each under the shared watchdog; iteration counts
-// scaled down under the sanitizers.
+// scaled down under the sanitizers with fixture.hpp's scaled().
 #include <cstddef>
 #include <initializer_list>
 #include <string>
@@ -10,15 +10,6 @@
 #include "troupe/actors.hpp"
 
 namespace troupe_test {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr long scale = 10;
-#else
-inline constexpr long scale = 1;
-#endif
-
-/// `n` iterations in a release build, n / scale under a sanitizer.
-constexpr long iterations(long n) { return n / scale > 0 ? n / scale : 1; }
 
 /// Runs body(workers) for each worker count under a watchdog.
 template <class F>

@@ -5,7 +5,7 @@
 
 #include "actor_fixture.hpp"
 
-using troupe_test::iterations;
+using troupe_test::scaled;
 
 namespace {
 
@@ -45,7 +45,7 @@ TEST_CASE("repeated start_actor_system / stop_actor_system cycles") {
         troupe::start_actor_system(static_cast<std::size_t>(1 + cycle % 3));
         REQUIRE(troupe::default_actor_system() != nullptr);
         work w;
-        w.n = iterations(10000);
+        w.n = scaled(10000L);
         spinner s;
         s | w;
         troupe::stop_actor_system();
@@ -81,7 +81,7 @@ TEST_CASE("two systems at once; actors join the system of the behaviour that cre
         }
     };
     work w1, w2, go;
-    w1.n = w2.n = iterations(20000);
+    w1.n = w2.n = scaled(20000L);
     spinner a;        // sys1 (default)
     in_sys2 b{sys2};  // sys2 (explicit)
     a | w1;

@@ -4,7 +4,7 @@
 
 #include "actor_fixture.hpp"
 
-using troupe_test::iterations;
+using troupe_test::scaled;
 using troupe_test::on_workers;
 
 namespace {
@@ -39,7 +39,7 @@ struct hop_actor : troupe::actor {
 
 TEST_CASE("a chain of heap actors and Delete messages: every one freed exactly once") {
     on_workers([](std::size_t w) {
-        Times = iterations(100000);
+        Times = scaled(100000L);
         actors_destroyed = 0;
         messages_destroyed = 0;
         troupe::actor_system sys{w};
@@ -56,7 +56,7 @@ TEST_CASE("a chain of heap actors and Delete messages: every one freed exactly o
 
 TEST_CASE("many independent chains at once") {
     on_workers([](std::size_t w) {
-        Times = iterations(20000);
+        Times = scaled(20000L);
         actors_destroyed = 0;
         messages_destroyed = 0;
         troupe::actor_system sys{w};

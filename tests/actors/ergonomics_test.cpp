@@ -45,7 +45,7 @@ TEST_CASE("value sends: the runtime owns the message and frees it after the rece
     on_workers([](std::size_t w) {
         troupe::actor_system sys{w};
         account a;
-        const int n = static_cast<int>(troupe_test::iterations(2000));
+        const int n = static_cast<int>(troupe_test::scaled(2000L));
         for (int i = 1; i <= n; ++i) troupe::send<deposit>(a, i, std::to_string(i));
         troupe::send<deposit>(a, 0L, std::string{"last"}) | troupe::finished_msg;  // cascades
         sys.stop();

@@ -7,7 +7,7 @@
 
 #include "actor_fixture.hpp"
 
-using troupe_test::iterations;
+using troupe_test::scaled;
 using troupe_test::on_workers;
 
 namespace {
@@ -52,7 +52,7 @@ struct player : troupe::actor {
 
 TEST_CASE("groups sending to every member: every message received, totals exact") {
     on_workers([](std::size_t w) {
-        const long actors = 1000, set = 20, rounds = iterations(50);
+        const long actors = 1000, set = 20, rounds = scaled(50L);
         troupe::actor_system sys{w};
         std::unique_ptr<member[]> a{new member[actors]};
         for (long i = 0; i < actors; ++i) {
@@ -79,12 +79,12 @@ TEST_CASE("ping-pong: one message bounces, each actor finishes exactly once") {
         player ping, pong;
         ping.partner = &pong;
         pong.partner = &ping;
-        ping.limit = pong.limit = iterations(100000);
+        ping.limit = pong.limit = scaled(100000L);
         ball b;
         ping | b;
         sys.stop();
-        CHECK(b.count == iterations(100000) + 1);
-        CHECK(ping.hits + pong.hits == iterations(100000) + 1);
+        CHECK(b.count == scaled(100000L) + 1);
+        CHECK(ping.hits + pong.hits == scaled(100000L) + 1);
         CHECK(ping.finishes == 1);
         CHECK(pong.finishes == 1);
     });
@@ -101,7 +101,7 @@ TEST_CASE("explicit configurations: mailbox counts, uneven ranges, stealing off"
         troupe::actor_system sys{c};
         CHECK(sys.mailboxes() == mailboxes);
         CHECK(sys.workers() == 2);
-        const long actors = 200, set = 10, rounds = iterations(20);
+        const long actors = 200, set = 10, rounds = scaled(20L);
         std::unique_ptr<member[]> a{new member[actors]};
         for (long i = 0; i < actors; ++i) {
             a[i].gstart = &a[i - i % set];

@@ -162,7 +162,7 @@ TEST_CASE("seams: ask from every context: value, exception, requester frees the 
     on_workers([](std::size_t w) {
         troupe::actor_system sys{w};
         doubler d{sys};
-        const long n = troupe_test::iterations(200);
+        const long n = troupe_test::scaled(200L);
         for (context c : all_contexts) {
             CAPTURE(name(c));
             in_context(c, [&] {
@@ -197,7 +197,7 @@ TEST_CASE("seams: a request forwarded through several actors, from every context
         hop h2{sys}, h1{sys};
         h2.last = &d;
         h1.next_hop = &h2;
-        const long n = troupe_test::iterations(200);
+        const long n = troupe_test::scaled(200L);
         for (context c : all_contexts) {
             CAPTURE(name(c));
             in_context(c, [&] {

@@ -3,7 +3,7 @@
 
 #include "actor_fixture.hpp"
 
-using troupe_test::iterations;
+using troupe_test::scaled;
 using troupe_test::on_workers;
 
 namespace {
@@ -36,10 +36,10 @@ TEST_CASE("one actor re-sends one message to itself: exact count") {
         troupe::actor_system sys{w};
         tick m;
         self_sender a;
-        a.times = iterations(200000);
+        a.times = scaled(200000L);
         a | m;
         sys.stop();
-        CHECK(a.count == iterations(200000));
+        CHECK(a.count == scaled(200000L));
         CHECK(a.finished());
     });
 }
@@ -49,7 +49,7 @@ TEST_CASE("many cascaded sends of one message from the main thread") {
         troupe::actor_system sys{w};
         tick m;
         counter c;
-        const long n = iterations(50000);
+        const long n = scaled(50000L);
         for (long i = 0; i < n; ++i) c | m | m;  // cascaded: two per statement
         c | troupe::finished_msg;
         sys.stop();
@@ -61,8 +61,8 @@ TEST_CASE("the thesis's static program with thesis-style start/stop") {
     troupe::start_actor_system(2);
     tick m;
     self_sender a;
-    a.times = iterations(100000);
+    a.times = scaled(100000L);
     a | m;
     troupe::stop_actor_system();
-    CHECK(a.count == iterations(100000));
+    CHECK(a.count == scaled(100000L));
 }

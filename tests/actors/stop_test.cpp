@@ -68,7 +68,7 @@ TEST_CASE("stop blocks until the last actor finishes, then returns") {
     on_workers([](std::size_t w) {
         troupe::actor_system sys{w};
         struct slowpoke : troupe::actor {
-            long left = troupe_test::iterations(200000);
+            long left = troupe_test::scaled(200000L);
             troupe::allocation receive(nudge& n) {
                 if (--left == 0) return troupe::Finished;
                 *this | n;

@@ -33,7 +33,8 @@ struct always_next final : troupe::victim_selector {
 
 }  // namespace
 
-TEST_CASE("locality groups on 'pack:2 numa:2 core:4 pu:2' are cumulative, nearest first") {
+TEST_CASE("locality groups on 'pack:2 numa:2 core:4 pu:2' are cumulative, nearest first" *
+          doctest::skip(!troupe::topology_has_hwloc)) {  // synthetic: hwloc builds
     troupe::topology t{"pack:2 numa:2 core:4 pu:2"};
     // Eight workers: PU 0 and its SMT sibling, two more on the NUMA node,
     // two on the other node of the package, two on the other package.
@@ -68,7 +69,8 @@ TEST_CASE("locality groups on 'pack:2 numa:2 core:4 pu:2' are cumulative, neares
     CHECK(v.level() == 1);
 }
 
-TEST_CASE("locality groups from another worker's point of view, and on a cache-only machine") {
+TEST_CASE("locality groups from another worker's point of view, and on a cache-only machine" *
+          doctest::skip(!troupe::topology_has_hwloc)) {
     troupe::topology t{"pack:2 numa:2 core:4 pu:2"};
     const std::vector<std::size_t> pus{0, 1, 2, 3, 8, 9, 16, 24};
     troupe::locality_victims v6{context(6, 8, pus, &t)};  // PU 16: PU 24 shares its package only

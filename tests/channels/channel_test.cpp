@@ -16,11 +16,7 @@ using troupe::channel_status;
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int many = 10'000;
-#else
-constexpr int many = 50'000;
-#endif
+constexpr int many = troupe_test::scaled(50'000, 5);
 
 namespace {
 using troupe_test::wait_until;

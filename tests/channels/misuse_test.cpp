@@ -20,7 +20,9 @@ using troupe_test::on_processors;
 
 namespace {
 using troupe_test::wait_until;
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("destroying a channel with blocked producers reports a deadlock and releases them") {

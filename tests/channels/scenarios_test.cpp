@@ -16,12 +16,6 @@
 using troupe::channel;
 using troupe_test::on_processors;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int scale = 3;
-#else
-constexpr int scale = 10;
-#endif
-
 namespace {
 using troupe_test::wait_until;
 }  // namespace
@@ -29,7 +23,7 @@ using troupe_test::wait_until;
 TEST_CASE("ping-pong between two threads, ended by close") {
     on_processors([](troupe::cluster& c) {
         channel<int> ping{1}, pong{1};
-        const int rounds = 2'000 * scale;
+        const int rounds = troupe_test::scaled(20'000, 3);
         std::atomic<int> exits{0};
         int ponged = 0;
         troupe::thread ponger{c, [&] {
@@ -64,7 +58,7 @@ TEST_CASE("ping-pong between two threads, ended by close") {
 TEST_CASE("hot potato: one token passed among many threads through one channel") {
     on_processors([](troupe::cluster& c) {
         constexpr int players = 8;
-        const int passes = 1'000 * scale;
+        const int passes = troupe_test::scaled(10'000, 3);
         channel<int> potato{1, "potato"};
         std::vector<int> held(players, 0);
         std::atomic<int> left{0};
@@ -97,7 +91,7 @@ TEST_CASE("hot potato: one token passed among many threads through one channel")
 TEST_CASE("daisy chain: a pipeline of channels through many threads keeps order") {
     on_processors([](troupe::cluster& c) {
         constexpr int stages = 16;
-        const int values = 1'000 * scale;
+        const int values = troupe_test::scaled(10'000, 3);
         std::vector<std::unique_ptr<channel<int>>> links;
         for (int i = 0; i <= stages; ++i) links.push_back(std::make_unique<channel<int>>(i % 3));
         std::vector<troupe::thread> ts;
@@ -123,7 +117,7 @@ TEST_CASE("daisy chain: a pipeline of channels through many threads keeps order"
 TEST_CASE("publish/subscribe: many consumers, then a flushed sentinel ends them all") {
     on_processors([](troupe::cluster& c) {
         constexpr int subscribers = 8;
-        const long published = 2'000L * scale;
+        const long published = troupe_test::scaled(20'000L, 3);
         channel<long> ch{4};
         std::atomic<long> sum{0}, count{0};
         std::atomic<int> finished{0};
@@ -164,9 +158,10 @@ TEST_CASE("churn: waves of threads created and destroyed while hammering channel
     // different channels forever.)
     on_processors([](troupe::cluster& c) {
         constexpr int nchan = 4, producers = 3, consumers = 3;
-        const int waves = 2 * scale, per_producer = 300;
+        const int waves = troupe_test::scaled(20, 3), per_producer = 300;
         std::vector<std::unique_ptr<channel<long>>> chans;
-        for (int i = 0; i < nchan; ++i) chans.push_back(std::make_unique<channel<long>>(i == 0 ? 0 : 128));
+        for (int i = 0; i < nchan; ++i)
+            chans.push_back(std::make_unique<channel<long>>(i == 0 ? 0 : 128));
         auto permutation = [](int seed) {
             std::vector<int> perm(nchan);
             std::iota(perm.begin(), perm.end(), 0);
@@ -186,7 +181,8 @@ TEST_CASE("churn: waves of threads created and destroyed while hammering channel
                     if (producers_block) {
                         for (int i = 0, idle = 0; idle < nchan || !producers_done.load(); ++i) {
                             long v;
-                            if (chans[perm[i % nchan]]->try_remove(v) == troupe::channel_status::success) {
+                            if (chans[perm[i % nchan]]->try_remove(v) ==
+                                troupe::channel_status::success) {
                                 s += v;
                                 ++n;
                                 idle = 0;
@@ -254,7 +250,7 @@ TEST_CASE("churn: waves of threads created and destroyed while hammering channel
 TEST_CASE("zero-size rendezvous: many producers and consumers, every value exactly once") {
     on_processors([](troupe::cluster& c) {
         constexpr int producers = 8, consumers = 8;
-        const int per = 300 * scale;
+        const int per = troupe_test::scaled(3'000, 3);
         const int total = producers * per;
         channel<int> ch{0};
         std::vector<std::atomic<int>> seen(total);
@@ -309,7 +305,7 @@ private:
 TEST_CASE("barrier from two channels: lock-step rounds, then close releases every thread") {
     on_processors([](troupe::cluster& c) {
         constexpr int threads = 6;
-        const int min_rounds = 100 * scale;
+        const int min_rounds = troupe_test::scaled(1'000, 3);
         channel_barrier b{threads};
         std::vector<std::atomic<int>> rounds(threads);
         std::atomic<int> left{0}, skew{0};
@@ -329,7 +325,8 @@ TEST_CASE("barrier from two channels: lock-step rounds, then close releases ever
                 }
             });
         wait_until([&] {
-            return std::all_of(rounds.begin(), rounds.end(), [&](auto& r) { return r.load() >= min_rounds; });
+            return std::all_of(rounds.begin(), rounds.end(),
+                               [&](auto& r) { return r.load() >= min_rounds; });
         });
         b.shut_down();
         for (auto& t : ts) t.join();
@@ -382,7 +379,7 @@ TEST_CASE("close under load: nothing inserted is lost, nothing is duplicated") {
                     inserted_n += n;
                 });
             // Let traffic flow for a while (state-based: count what passed).
-            wait_until([&] { return flowing.load() >= 2'000L * scale; });
+            wait_until([&] { return flowing.load() >= troupe_test::scaled(20'000L, 3); });
             ch.close();
             for (auto& t : ts) t.join();
             long left_sum = 0, left_n = 0;

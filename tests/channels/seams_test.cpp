@@ -34,11 +34,6 @@ using troupe_test::wait_until;
 namespace {
 constexpr from both[] = {from::user_thread, from::os_thread};
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int scale = 4;
-#else
-constexpr int scale = 1;
-#endif
 }  // namespace
 
 // ---------------------------------------------- a throwing copy constructor
@@ -106,7 +101,7 @@ TEST_CASE("flush whose copy throws: consumers served so far keep their copy, the
 TEST_CASE("buffered transfers with copies that sometimes throw: every inserted element arrives "
           "once") {
     on_processors([](troupe::cluster& c) {
-        const int n = 2'000 / scale;
+        const int n = troupe_test::scaled(2'000, 4);
         for (from where : both) {
             CAPTURE(int(where));
             const long live = tracked::live;
@@ -169,7 +164,9 @@ TEST_CASE("close while producers and consumers wait: producers get their element
                         }
                     }));
                 }
-                wait_until([&] { return full.waiting_producers() == 2 && empty.waiting_consumers() == 2; });
+                wait_until([&] {
+                    return full.waiting_producers() == 2 && empty.waiting_consumers() == 2;
+                });
                 full.close();
                 empty.close();
                 for (auto& t : ts) t->join();

@@ -19,17 +19,12 @@ using troupe_test::select_either;
 using troupe_test::status_word;
 using troupe_test::won_by;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int rounds = 500;
-#else
-constexpr int rounds = 3'000;
-#endif
+constexpr int rounds = troupe_test::scaled(3'000, 6);
 
 namespace {
 constexpr auto unsat = std::uintptr_t(troupe::select_status::unsat);
 constexpr auto sat = std::uintptr_t(troupe::select_status::sat);
 constexpr auto run = std::uintptr_t(troupe::select_status::run);
-
 
 using troupe_test::wait_until;
 
@@ -133,7 +128,8 @@ TEST_CASE("exclusive or over two channels: exactly one value is taken, the other
         for (int i = 0; i < rounds; ++i) {
             channel<int> a{0}, b{0};
             int x = -1, y = -1, w = -1;
-            troupe::thread selector{c, [&] { w = select_either(a.remove_into(x), b.remove_into(y)); }};
+            troupe::thread selector{c,
+                                    [&] { w = select_either(a.remove_into(x), b.remove_into(y)); }};
             std::atomic<int> delivered{0};
             // Both producers race for the one selector; the loser's value
             // must stay with its producer (capacity 0: it keeps waiting).
@@ -216,7 +212,8 @@ TEST_CASE("a selector never meets itself on a zero-size channel") {
         channel<int> ch{0};
         int out = -1, w = -1;
         int in = 4;
-        troupe::thread selector{c, [&] { w = select_either(ch.insert_from(in), ch.remove_into(out)); }};
+        troupe::thread selector{
+            c, [&] { w = select_either(ch.insert_from(in), ch.remove_into(out)); }};
         wait_until([&] { return ch.waiting_producers() == 1 && ch.waiting_consumers() == 1; });
         CHECK(ch.remove() == 4);  // a real partner completes the insert clause
         selector.join();
@@ -328,7 +325,8 @@ TEST_CASE("close wakes select clauses: on_selected throws, or skips while unwind
         std::unique_ptr<int> back;
         troupe::thread producer{c, [&] {
             try {
-                select_either(full.insert_from(std::make_unique<int>(5)), full.insert_from(std::make_unique<int>(6)));
+                select_either(full.insert_from(std::make_unique<int>(5)),
+                              full.insert_from(std::make_unique<int>(6)));
             } catch (troupe::channel_closed_with<std::unique_ptr<int>>& e) {
                 back = std::move(e.value());
             }

@@ -8,6 +8,9 @@
 #      the consumer built by one compiler command with an rpath.
 #   3. CMake: find_package(troupe REQUIRED COMPONENTS channels actors) and
 #      the imported targets troupe::channels, troupe::actors.
+# The installed build (routes 2 and 3) is configured -Dtopology=disabled:
+# a user of channels and actors then needs no hwloc, and neither the .pc
+# files nor the CMake package may name it (route 1 keeps the default).
 # Also checks: .pc files hold no absolute path but their prefix, the
 # shared libraries carry a soname, a missing CMake component is named, a
 # program compiled against another build's troupe/config.hpp fails to
@@ -56,7 +59,7 @@ tests=$(meson test -C "$tmp/meson/build" --list 2>/dev/null || true)
 step "2/3 pkg-config after meson install into a prefix"
 prefix=$tmp/prefix
 meson setup "$tmp/troupe-build" "$root" --prefix="$prefix" -Dmodules=channels,actors \
-  -Dtests=false -Dexamples=false -Dbenchmarks=false >"$tmp/install.log" 2>&1 ||
+  -Dtopology=disabled -Dtests=false -Dexamples=false -Dbenchmarks=false >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log"; fail "meson setup of troupe"; }
 ninja -C "$tmp/troupe-build" install >>"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log"; fail "troupe build + install"; }
@@ -66,9 +69,16 @@ for pc in "$pcdir"/troupe*.pc; do
     grep -n '/' "$pc"; fail "$(basename "$pc") holds an absolute path"
   fi
 done
+! grep -qi hwloc "$pcdir"/troupe*.pc || fail "a .pc file of a build without hwloc names hwloc"
+! grep -qi hwloc "$(find "$prefix" -name troupeConfig.cmake)" ||
+  fail "the CMake package of a build without hwloc names hwloc"
+! grep -q 'TROUPE_HAS_HWLOC 1' "$prefix/include/troupe/config.hpp" ||
+  fail "config.hpp of a build without hwloc claims hwloc"
 libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir troupe-core)
 readelf -d "$libdir/libtroupe_core.so" | grep -q 'SONAME.*libtroupe_core\.so\.[0-9]' ||
   fail "libtroupe_core.so has no versioned soname"
+! readelf -d "$libdir/libtroupe_core.so" | grep -q 'NEEDED.*hwloc' ||
+  fail "libtroupe_core.so of a build without hwloc needs libhwloc"
 # The command the README gives, verbatim but for the paths.
 # shellcheck disable=SC2046
 PKG_CONFIG_PATH=$pcdir "$cxx" -std=c++20 "$tmp/src/channels_actors.cpp" -o "$tmp/pc-consumer" \

@@ -60,7 +60,8 @@ TEST_CASE("threads started inside a user thread inherit its cluster") {
     std::atomic<int> same{0};
     run_in(c, [&] {
         std::vector<troupe::thread> ts;
-        for (int i = 0; i < 10; ++i) ts.emplace_back([&] { same += &troupe::this_cluster() == &c; });
+        for (int i = 0; i < 10; ++i)
+            ts.emplace_back([&] { same += &troupe::this_cluster() == &c; });
     });
     CHECK(same.load() == 10);
 }

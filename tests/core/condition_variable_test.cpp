@@ -16,11 +16,7 @@ using namespace std::chrono_literals;
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int items = 2'000;
-#else
-constexpr int items = 20'000;
-#endif
+constexpr int items = troupe_test::scaled(20'000);
 
 namespace {
 // A bounded buffer of capacity 4 with two condition variables; producers

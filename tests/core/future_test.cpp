@@ -11,11 +11,7 @@
 
 using troupe_test::on_processors;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int rounds = 300;
-#else
-constexpr int rounds = 3'000;
-#endif
+constexpr int rounds = troupe_test::scaled(3'000);
 
 TEST_CASE("get blocks until fulfil; every waiter sees the value") {
     on_processors([](troupe::cluster& c) {
@@ -114,7 +110,8 @@ TEST_CASE("a future may be destroyed as soon as get() returns, while fulfil is s
     std::thread fulfiller{[&] {
         for (int i = 0; i < n; ++i) {
             troupe::future<int>* f;
-            while (!(f = slot.exchange(nullptr, std::memory_order_acq_rel))) std::this_thread::yield();
+            while (!(f = slot.exchange(nullptr, std::memory_order_acq_rel)))
+                std::this_thread::yield();
             f->fulfil(i);
             fulfilled.fetch_add(1, std::memory_order_relaxed);
         }

@@ -16,11 +16,7 @@
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int blocking_iterations = 2'000;
-#else
-constexpr int blocking_iterations = 20'000;
-#endif
+constexpr int blocking_iterations = troupe_test::scaled(20'000);
 // Spin locks with more spinning kernel threads than cores pay a time slice
 // whenever the lock is handed to a descheduled waiter: keep them short.
 template <class Lock>
@@ -157,11 +153,7 @@ TEST_CASE("try_lock fails on a held lock and never blocks") {
 // a waiter arrives while the holder releases (enqueue racing the unlock CAS),
 // and lock, try_lock, recursion and select clauses race on one word.
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int transition_rounds = 3'000;
-#else
-constexpr int transition_rounds = 30'000;
-#endif
+constexpr int transition_rounds = troupe_test::scaled(30'000);
 
 namespace {
 template <class Lock>

@@ -10,11 +10,7 @@
 
 using troupe_test::on_processors;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int rounds = 5'000;
-#else
-constexpr int rounds = 50'000;
-#endif
+constexpr int rounds = troupe_test::scaled(50'000);
 
 namespace {
 // A handshake where every wake may come before or after the park: the

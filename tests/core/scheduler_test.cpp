@@ -43,7 +43,8 @@ void on_sleepy_processors(F&& body) {
         for (bool spin : {false, true}) {
             CAPTURE(n);
             CAPTURE(spin);
-            troupe_test::watchdog w{troupe_test::current_test() + " at " + std::to_string(n) + " processors"};
+            troupe_test::watchdog w{troupe_test::current_test() + " at " + std::to_string(n) +
+                                    " processors"};
             troupe::cluster_options o;
             o.processors = n;
             if (!spin) o.idle_spin = std::chrono::nanoseconds{0};
@@ -211,7 +212,8 @@ TEST_CASE("set_processor_count from a thread running on a processor being retire
     int from_retiring = 0;
     for (int round = 0; round < 40; ++round) {
         c.set_processor_count(4);
-        std::size_t before = troupe::this_thread::not_on_processor, after = troupe::this_thread::not_on_processor;
+        std::size_t before = troupe::this_thread::not_on_processor,
+                    after = troupe::this_thread::not_on_processor;
         troupe::thread t{c, [&] {
             // Move off processor 0 when we can (yield lets a thief take us).
             for (int i = 0; i < 100 && troupe::this_thread::processor_index() == 0; ++i)
@@ -283,7 +285,8 @@ TEST_CASE("the default CPU count respects a restricted affinity mask") {
 
 TEST_CASE("the cgroup CPU quota is read from v2 and v1 files") {
     namespace fs = std::filesystem;
-    const fs::path root = fs::temp_directory_path() / ("troupe_cgroup_" + std::to_string(::getpid()));
+    const fs::path root =
+        fs::temp_directory_path() / ("troupe_cgroup_" + std::to_string(::getpid()));
     fs::remove_all(root);
     auto write = [](const fs::path& p, const std::string& text) {
         fs::create_directories(p.parent_path());

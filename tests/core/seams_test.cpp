@@ -148,7 +148,8 @@ void await(P&& p) {
     troupe_test::wait_until(std::forward<P>(p));
 }
 
-[[maybe_unused]] std::size_t reports_naming(const troupe_test::misuse_recorder& r, const char* kind, const char* what) {
+[[maybe_unused]] std::size_t reports_naming(const troupe_test::misuse_recorder& r, const char* kind,
+                                            const char* what) {
     std::size_t n = 0;
     for (const auto& m : r.messages())
         if (m.find(kind) != std::string::npos && m.find(what) != std::string::npos) ++n;
@@ -221,11 +222,7 @@ private:
     std::deque<troupe::detail::timer_node> nodes_;
 };
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int race_rounds = 60;
-#else
-constexpr int race_rounds = 400;
-#endif
+constexpr int race_rounds = troupe_test::scaled(400, 7);
 
 }  // namespace
 
@@ -268,7 +265,8 @@ TEST_CASE_TEMPLATE("seam: a stray unpark never completes a blocking wait early",
 
 // ---------------------------------------------------------------- handlers and unwinding
 
-TEST_CASE_TEMPLATE("seam: parking inside a catch handler keeps the thread's exception", Op, SEAM_OPS) {
+TEST_CASE_TEMPLATE("seam: parking inside a catch handler keeps the thread's exception", Op,
+                   SEAM_OPS) {
     on_processors([](troupe::cluster& c) {
         for (from ctx : both_contexts) {
             CAPTURE(name_of(ctx));
@@ -354,8 +352,8 @@ TEST_CASE_TEMPLATE("seam: blocking in a destructor while an exception unwinds", 
 
 // ---------------------------------------------------------------- exceptions under the primitive
 
-TEST_CASE_TEMPLATE("seam: an exception from the body under a lock releases it to the next waiter", Lock,
-                   troupe::blocking_lock, troupe::owner_lock) {
+TEST_CASE_TEMPLATE("seam: an exception from the body under a lock releases it to the next waiter",
+                   Lock, troupe::blocking_lock, troupe::owner_lock) {
     // The thread under test holds the lock (owner_lock: two levels) while
     // another thread queues for it; the body throws; the guards' unlocks
     // during unwinding hand the lock to the waiter.
@@ -399,8 +397,9 @@ TEST_CASE_TEMPLATE("seam: an exception from the body under a lock releases it to
     });
 }
 
-TEST_CASE_TEMPLATE("seam: a condition-wait predicate that throws leaves the lock held and nothing queued",
-                   Lock, troupe::blocking_lock, std::mutex) {
+TEST_CASE_TEMPLATE(
+    "seam: a condition-wait predicate that throws leaves the lock held and nothing queued", Lock,
+    troupe::blocking_lock, std::mutex) {
     on_processors([](troupe::cluster& c) {
         for (from ctx : both_contexts) {
             for (bool timed : {false, true}) {
@@ -460,7 +459,8 @@ struct throws_on_copy {
 };
 }  // namespace
 
-TEST_CASE("seam: a future whose value construction throws stays empty; its waiters get the next fulfil") {
+TEST_CASE(
+    "seam: a future whose value construction throws stays empty; its waiters get the next fulfil") {
     on_processors([](troupe::cluster& c) {
         for (from ctx : both_contexts) {
             CAPTURE(name_of(ctx));
@@ -538,9 +538,10 @@ TEST_CASE_TEMPLATE("seam: blocking waits and their completion allocate nothing",
     });
 }
 
-TEST_CASE_TEMPLATE("seam: a timed condition wait whose timer cannot be armed throws with the lock held and "
-                   "nothing queued",
-                   Lock, troupe::blocking_lock, std::mutex) {
+TEST_CASE_TEMPLATE(
+    "seam: a timed condition wait whose timer cannot be armed throws with the lock held and "
+    "nothing queued",
+    Lock, troupe::blocking_lock, std::mutex) {
     // Issue 9 item 6. Arming the timer is the timed wait's one allocation
     // point (the timer heap grows). Before the fix the waiter was queued and
     // the lock released before arming: bad_alloc then left the waiter's
@@ -586,8 +587,8 @@ TEST_CASE_TEMPLATE("seam: a timed condition wait whose timer cannot be armed thr
 
 // ---------------------------------------------------------------- timeout racing completion
 
-TEST_CASE_TEMPLATE("seam: a timed wait racing its notify has exactly one outcome", Lock, troupe::blocking_lock,
-                   std::mutex) {
+TEST_CASE_TEMPLATE("seam: a timed wait racing its notify has exactly one outcome", Lock,
+                   troupe::blocking_lock, std::mutex) {
     // The notify lands around the deadline. Either the notify won (the wait
     // returns true and notify_one reports a waiter) or the timer won (false
     // and false): never both, never neither, and the lock is held on return.
@@ -605,8 +606,10 @@ TEST_CASE_TEMPLATE("seam: a timed wait racing its notify has exactly one outcome
                     [&] {
                         {
                             std::unique_lock g{l};
-                            result = cv.wait_until(l, steady::now() + std::chrono::microseconds(round % 16));
-                            if constexpr (std::is_same_v<Lock, troupe::blocking_lock>) held = l.owned_by_caller();
+                            result = cv.wait_until(
+                                l, steady::now() + std::chrono::microseconds(round % 16));
+                            if constexpr (std::is_same_v<Lock, troupe::blocking_lock>)
+                                held = l.owned_by_caller();
                         }
                         done = true;
                     },

@@ -19,11 +19,7 @@ using troupe_test::select_either;
 using troupe_test::status_word;
 using troupe_test::won_by;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int rounds = 300;
-#else
-constexpr int rounds = 3'000;
-#endif
+constexpr int rounds = troupe_test::scaled(3'000);
 
 TEST_CASE("register on a ready resource wins at once; on an unready one it queues") {
     troupe::future<int> f;
@@ -81,7 +77,8 @@ TEST_CASE("two resources racing for one exclusive selector: exactly one wins") {
     });
 }
 
-TEST_CASE("a lock clause that loses the race is not acquired; one that wins is held until unregister") {
+TEST_CASE(
+    "a lock clause that loses the race is not acquired; one that wins is held until unregister") {
     on_processors([](troupe::cluster& c) {
         int lock_wins = 0;
         for (int i = 0; i < rounds; ++i) {

@@ -81,11 +81,7 @@ TEST_CASE("semaphore ping-pong between an OS thread and a user thread") {
 TEST_CASE("semaphore word transitions: units are conserved while releasers and acquirers race") {
     // Releases of 1..3 units race acquires (blocking and try) from user and
     // OS threads: every unit released is taken exactly once or still counted.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    constexpr int rounds = 2'000;
-#else
-    constexpr int rounds = 20'000;
-#endif
+    constexpr int rounds = troupe_test::scaled(20'000);
     troupe_test::on_processors([](troupe::cluster& c) {
         troupe::semaphore s{0, "transitions"};
         std::atomic<long> taken{0};

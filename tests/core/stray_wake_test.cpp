@@ -20,7 +20,8 @@ TEST_CASE("a stray unpark does not end a sleep before its deadline") {
         troupe::thread t{c, [&] {
             for (int i = 0; i < 20; ++i) {
                 const auto deadline = std::chrono::steady_clock::now() + 2ms;
-                troupe::unpark(troupe::this_context());  // banked: the sleep's first park returns at once
+                troupe::unpark(
+                    troupe::this_context());  // banked: the sleep's first park returns at once
                 troupe::this_thread::sleep_until(deadline);
                 if (std::chrono::steady_clock::now() < deadline) early.fetch_add(1);
             }
@@ -43,7 +44,8 @@ TEST_CASE("a stray unpark does not end a join before the thread finished") {
                     go.acquire();
                     child_done.store(true);
                 }};
-                troupe::unpark(troupe::this_context());  // stray permit: join's first park returns at once
+                troupe::unpark(
+                    troupe::this_context());  // stray permit: join's first park returns at once
                 go.release();
                 child.join();
                 done_at_join = child_done.load();

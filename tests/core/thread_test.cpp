@@ -10,20 +10,8 @@
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int scale = 10;
-#else
-constexpr int scale = 1;
-#endif
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 // Sanitizers make each creation ~100x dearer: keep all 100,000, at 2
 // processors (the count with a thief); 1 and 4 are covered below.
-constexpr std::initializer_list<std::size_t> many_counts{2};
-#else
-constexpr std::initializer_list<std::size_t> many_counts{1, 2, 4};
-#endif
-
 TEST_CASE("100,000 user threads are created and joined, each runs exactly once") {
     on_processors([](troupe::cluster& c) {
         constexpr int total = 100'000, wave = 1'000;
@@ -34,14 +22,16 @@ TEST_CASE("100,000 user threads are created and joined, each runs exactly once")
             for (int base = 0; base < total; base += wave) {
                 std::vector<troupe::thread> ts;
                 ts.reserve(wave);
-                for (int i = base; i < base + wave; ++i) ts.emplace_back([&ran, i] { ran[i].fetch_add(1); });
+                for (int i = base; i < base + wave; ++i)
+                    ts.emplace_back([&ran, i] { ran[i].fetch_add(1); });
             }
         });
         int wrong = 0;
         for (auto& r : ran) wrong += r.load() != 1;
         CHECK(wrong == 0);
         CHECK(c.live_threads() == 0);
-    }, many_counts);
+    }, troupe_test::sanitized ? std::initializer_list<std::size_t>{2}
+                              : std::initializer_list<std::size_t>{1, 2, 4});
 }
 
 TEST_CASE("threads created from an OS thread run on the given cluster and join") {
@@ -64,7 +54,8 @@ TEST_CASE("arguments are moved into the thread; move-only callables work") {
     troupe::cluster c{2};
     auto p = std::make_unique<int>(41);
     int out = 0;
-    troupe::thread t{c, [&out](std::unique_ptr<int> q, int add) { out = *q + add; }, std::move(p), 1};
+    troupe::thread t{c, [&out](std::unique_ptr<int> q, int add) { out = *q + add; }, std::move(p),
+                     1};
     t.join();
     CHECK(out == 42);
     CHECK_FALSE(t.joinable());
@@ -75,7 +66,11 @@ TEST_CASE("an exception escaping a thread is rethrown by join, others are unaffe
         std::atomic<int> finished{0};
         troupe::thread bad{c, [] { throw std::runtime_error("thread failure 17"); }};
         std::vector<troupe::thread> good;
-        for (int i = 0; i < 50; ++i) good.emplace_back(c, [&] { troupe::this_thread::yield(); ++finished; });
+        for (int i = 0; i < 50; ++i)
+            good.emplace_back(c, [&] {
+                troupe::this_thread::yield();
+                ++finished;
+            });
         good.clear();
         CHECK(finished.load() == 50);
         CHECK_THROWS_WITH_AS(bad.join(), "thread failure 17", std::runtime_error);
@@ -121,7 +116,7 @@ TEST_CASE("a thread may use most of a custom-size stack") {
 TEST_CASE("a ring of 1,000 user threads passes a token 100,000 times through semaphores") {
     on_processors([](troupe::cluster& c) {
         constexpr int n = 1000;
-        const int passes = 100'000 / scale;
+        const int passes = troupe_test::scaled(100'000);
         std::vector<std::unique_ptr<troupe::semaphore>> sem;
         for (int i = 0; i < n; ++i) sem.push_back(std::make_unique<troupe::semaphore>(0));
         std::vector<int> visits(n, 0);

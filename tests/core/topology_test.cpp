@@ -1,4 +1,8 @@
-// topology: distances and grouping on synthetic machines, binding.
+// topology: distances and grouping on synthetic machines (hwloc builds),
+// the flat topology (every build), binding.
+#include <pthread.h>
+#include <sched.h>
+
 #include <vector>
 
 #include "fixture.hpp"
@@ -6,7 +10,11 @@
 
 using troupe::distance;
 
-TEST_CASE("synthetic 'pack:2 numa:2 core:4 pu:2': SMT, NUMA, package, machine distances") {
+// Synthetic descriptions need hwloc; a build without it rejects them (checked below).
+static const auto needs_hwloc = doctest::skip(!troupe::topology_has_hwloc);
+
+TEST_CASE("synthetic 'pack:2 numa:2 core:4 pu:2': SMT, NUMA, package, machine distances" *
+          needs_hwloc) {
     troupe::topology t{"pack:2 numa:2 core:4 pu:2"};
     REQUIRE(t.pu_count() == 32);
     CHECK(t.core_count() == 16);
@@ -23,7 +31,7 @@ TEST_CASE("synthetic 'pack:2 numa:2 core:4 pu:2': SMT, NUMA, package, machine di
     CHECK_THROWS_AS(t.distance_between(0, 32), std::out_of_range);
 }
 
-TEST_CASE("synthetic caches: 'pack:2 l3:2 l2:2 core:2 pu:2'") {
+TEST_CASE("synthetic caches: 'pack:2 l3:2 l2:2 core:2 pu:2'" * needs_hwloc) {
     troupe::topology t{"pack:2 l3:2 l2:2 core:2 pu:2"};
     REQUIRE(t.pu_count() == 32);
     CHECK(t.distance_between(0, 1) == distance::same_core);
@@ -33,7 +41,7 @@ TEST_CASE("synthetic caches: 'pack:2 l3:2 l2:2 core:2 pu:2'") {
     CHECK(t.distance_between(0, 16) == distance::machine);
 }
 
-TEST_CASE("workers are grouped by distance, nearest group first") {
+TEST_CASE("workers are grouped by distance, nearest group first" * needs_hwloc) {
     troupe::topology t{"pack:2 numa:2 core:4 pu:2"};
     // Eight workers on PUs 0,1,2,3,8,9,16,24.
     const std::vector<std::size_t> pus{0, 1, 2, 3, 8, 9, 16, 24};
@@ -57,4 +65,52 @@ TEST_CASE("this machine: at least one PU; binding to PU 0 works or is refused cl
     CHECK(t.is_this_system());
     (void)t.bind_current_thread(0);  // may be refused in containers; must not throw
     CHECK_THROWS_AS(t.bind_current_thread(t.pu_count()), std::out_of_range);
+}
+
+TEST_CASE("flat topology: one package, one core per allowed hardware thread") {
+    cpu_set_t mask;
+    REQUIRE(sched_getaffinity(0, sizeof mask, &mask) == 0);
+    std::vector<int> allowed;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask)) allowed.push_back(c);
+    const troupe::topology t = troupe::topology::flat();
+    REQUIRE(t.pu_count() == allowed.size());
+    CHECK(t.pu_count() == troupe::affinity_cpu_count());
+    CHECK(t.core_count() == t.pu_count());
+    CHECK(t.numa_count() == 1);
+    CHECK(t.is_this_system());
+    const std::size_t last = t.pu_count() - 1;
+    CHECK(t.distance_between(last, last) == distance::same_pu);
+    if (last > 0) CHECK(t.distance_between(0, last) == distance::same_package);
+    CHECK_THROWS_AS(t.distance_between(0, t.pu_count()), std::out_of_range);
+    // Every other worker in one group (nobody is nearer than another).
+    const std::vector<std::size_t> pus{0, last, 0, last};
+    auto g = t.group_by_distance(0, pus);
+    REQUIRE(g.size() == (last > 0 ? 2u : 1u));
+    if (last > 0) CHECK(g[0] == std::vector<std::size_t>{2});  // same PU first
+    CHECK_THROWS_AS(t.bind_current_thread(t.pu_count()), std::out_of_range);
+    // Binding moves the thread onto PU `last`'s CPU and nowhere else (a
+    // sandbox may refuse it: then false, nothing changed); the mask is
+    // restored afterwards.
+    if (t.bind_current_thread(last)) {
+        cpu_set_t bound;
+        REQUIRE(sched_getaffinity(0, sizeof bound, &bound) == 0);
+        const int bound_count = CPU_COUNT(&bound);
+        const bool on_last = CPU_ISSET(allowed[last], &bound);
+        REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof mask, &mask) == 0);
+        CHECK(bound_count == 1);
+        CHECK(on_last);
+    } else {
+        MESSAGE("binding refused here (sandbox?): not checked");
+    }
+}
+
+TEST_CASE(
+    "without hwloc, this machine is the flat topology and synthetic descriptions are refused" *
+    doctest::skip(troupe::topology_has_hwloc)) {
+    troupe::topology t;
+    CHECK(t.pu_count() == troupe::topology::flat().pu_count());
+    CHECK(t.numa_count() == 1);
+    CHECK_THROWS_WITH_AS(troupe::topology{"pack:2 pu:2"}, doctest::Contains("needs hwloc"),
+                         std::invalid_argument);
 }

@@ -9,37 +9,13 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "probe_lock.hpp"
 #include "troupe/detail/lock_order.hpp"
 
 namespace {
 
-// A lock that records what happens to it in a shared journal: +id for
-// lock, -id for unlock (ids start at 1). It can be told to throw.
-struct probe {
-    int id = 0;
-    std::vector<int>* journal = nullptr;
-    bool held = false;
-    bool throw_on_lock = false;
-    void lock() {
-        if (throw_on_lock) throw std::runtime_error("probe lock failed");
-        REQUIRE_FALSE(held);
-        held = true;
-        journal->push_back(id);
-    }
-    void unlock() noexcept {
-        held = false;
-        journal->push_back(-id);
-    }
-};
-
-// probes[i] lies below probes[i + 1] in memory, so index order is address order.
-struct probe_set {
-    std::vector<int> journal;
-    std::array<probe, 16> p;
-    probe_set() {
-        for (int i = 0; i < 16; ++i) p[std::size_t(i)] = probe{i + 1, &journal};
-    }
-};
+using probe = troupe_test::probe_lock;
+using probe_set = troupe_test::probe_set<16>;
 
 // Counts compare-exchanges (and still performs them).
 struct counting_order {
@@ -137,9 +113,8 @@ TEST_CASE("compile-time counts from 1 to 9 (8 with sanitizers) sort every permut
     fixed_sorts_every_permutation<6>();
     fixed_sorts_every_permutation<7>();
     fixed_sorts_every_permutation<8>();
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    fixed_sorts_every_permutation<9>();  // 362880 orders: too slow under sanitizers
-#endif
+    if constexpr (!troupe_test::sanitized)
+        fixed_sorts_every_permutation<9>();  // 362880 orders: too slow under sanitizers
 }
 
 TEST_CASE("compile-time counts beyond 16 fall back to the insertion sort loop") {

@@ -13,11 +13,7 @@
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int lines_per_thread = 200;
-#else
-constexpr int lines_per_thread = 2'000;
-#endif
+constexpr int lines_per_thread = troupe_test::scaled(2'000);
 constexpr int writers = 8;
 
 // Thread t's payload: a run of letters whose length and letter name t.
@@ -49,7 +45,8 @@ void check_whole_lines(const std::string& text) {
         std::istringstream words{line};
         std::string w, n, rest;
         words >> w >> n >> rest;
-        bool ok = w.size() >= 2 && w[0] == 'w' && n.size() >= 2 && n[0] == 'n' && words.peek() == EOF;
+        bool ok =
+            w.size() >= 2 && w[0] == 'w' && n.size() >= 2 && n[0] == 'n' && words.peek() == EOF;
         const int t = ok ? std::stoi(w.substr(1)) : -1;
         const int i = ok ? std::stoi(n.substr(1)) : -1;
         ok = ok && t >= 0 && t < writers;

@@ -26,11 +26,7 @@ using troupe_test::on_processors;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int iterations = 3'000;
-#else
-constexpr int iterations = 20'000;
-#endif
+constexpr int iterations = troupe_test::scaled(20'000, 6);
 constexpr int workers = 4;
 
 // Where threads meet: a critical section that detects overlap and counts.
@@ -141,7 +137,8 @@ void user_threads_same_set(bool yield, std::initializer_list<std::size_t> proces
         [&](troupe::cluster& c) {
             std::array<Lock, N> locks;
             section cs;
-            on_user_threads(c, [&](int t) { hammer(locks, cs, t, yield, std::make_index_sequence<N>{}); });
+            on_user_threads(
+                c, [&](int t) { hammer(locks, cs, t, yield, std::make_index_sequence<N>{}); });
             CHECK(cs.overlaps.load() == 0);
             CHECK(cs.total == long(workers) * iterations);
         },

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "probe_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/mcs_lock.hpp"
 #include "troupe/mutex_stmt.hpp"
@@ -19,37 +20,8 @@
 
 namespace {
 
-// A lock that journals +id on lock and -id on unlock; can be told to throw.
-struct probe {
-    int id = 0;
-    std::vector<int>* journal = nullptr;
-    bool held = false;
-    bool throw_on_lock = false;
-    void lock() {
-        if (throw_on_lock) throw std::runtime_error("probe lock failed");
-        REQUIRE_FALSE(held);  // acquired twice: duplicates were not skipped
-        held = true;
-        journal->push_back(id);
-    }
-    void unlock() noexcept {
-        held = false;
-        journal->push_back(-id);
-    }
-};
-
-// p[i] lies below p[i + 1] in memory: index order is address order.
-struct probes {
-    std::vector<int> journal;
-    std::array<probe, 12> p;
-    probes() {
-        for (int i = 0; i < 12; ++i) p[std::size_t(i)] = probe{i + 1, &journal};
-    }
-    bool none_held() const {
-        return std::none_of(p.begin(), p.end(), [](const probe& q) { return q.held; });
-    }
-    // Ids of the probes held now, in journal order.
-    std::vector<int> take() { return std::exchange(journal, {}); }
-};
+using probe = troupe_test::probe_lock;
+using probes = troupe_test::probe_set<12>;
 
 std::vector<int> up(std::initializer_list<int> ids) { return ids; }
 
@@ -141,7 +113,8 @@ TEST_CASE("every argument order of 4 and of 7 locks gives the same acquisition o
             troupe::scoped_mutex g{p[ix[0]], p[ix[1]], p[ix[2]], p[ix[3]]};
         }
         {
-            troupe::scoped_mutex g{p[ix[0]], p[ix[1]], p[ix[2]], p[ix[3]], p[ix[4]], p[ix[5]], p[ix[6]]};
+            troupe::scoped_mutex g{p[ix[0]], p[ix[1]], p[ix[2]], p[ix[3]],
+                                   p[ix[4]], p[ix[5]], p[ix[6]]};
         }
         std::vector<int> want;
         for (std::size_t i : {ix[0], ix[1], ix[2], ix[3]}) want.push_back(int(i) + 1);
@@ -163,7 +136,9 @@ TEST_CASE("a lock named twice is taken once, so non-recursive locks may repeat")
     TROUPE_MUTEX(p[2], p[0], p[2], p[1], p[0], p[2]) { CHECK(s.take() == up({1, 2, 3})); }
     CHECK(s.take() == up({-3, -2, -1}));
     // Insertion-sort path (more than 6 names).
-    TROUPE_MUTEX(p[4], p[4], p[0], p[4], p[9], p[0], p[9], p[4]) { CHECK(s.take() == up({1, 5, 10})); }
+    TROUPE_MUTEX(p[4], p[4], p[0], p[4], p[9], p[0], p[9], p[4]) {
+        CHECK(s.take() == up({1, 5, 10}));
+    }
     CHECK(s.take() == up({-10, -5, -1}));
 
     std::mutex m;  // would deadlock if taken twice

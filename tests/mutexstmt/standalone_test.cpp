@@ -14,15 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "scale.hpp"
 #include "troupe/mutex_stmt.hpp"
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int iterations = 2'000;
-#else
-constexpr int iterations = 20'000;
-#endif
+constexpr int iterations = troupe_test::scaled(20'000);
 
 // A user-defined lock: only lock() and unlock().
 class ticket_lock {

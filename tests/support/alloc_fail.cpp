@@ -61,8 +61,12 @@ using troupe_test::allocate_or_throw;
 
 void* operator new(std::size_t n) { return allocate_or_throw(n, 0); }
 void* operator new[](std::size_t n) { return allocate_or_throw(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(n, std::size_t(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(n, std::size_t(a)); }
+void* operator new(std::size_t n, std::align_val_t a) {
+    return allocate_or_throw(n, std::size_t(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+    return allocate_or_throw(n, std::size_t(a));
+}
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "scale.hpp"
 #include "troupe/cluster.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"

@@ -53,11 +53,13 @@ struct watchdog::state {
 
 watchdog::watchdog(std::string what) : s_(new state) {
     long limit = 120;
-    if (const char* env = std::getenv("TROUPE_WATCHDOG_SECONDS")) limit = std::strtol(env, nullptr, 10);
+    if (const char* env = std::getenv("TROUPE_WATCHDOG_SECONDS"))
+        limit = std::strtol(env, nullptr, 10);
     s_->t = std::thread([s = s_, what = std::move(what), limit] {
         std::unique_lock lk{s->m};
         if (!s->cv.wait_for(lk, std::chrono::seconds(limit), [&] { return s->done; })) {
-            std::fprintf(stderr, "\nWATCHDOG: '%s' did not finish within %ld s (deadlock?); aborting\n",
+            std::fprintf(stderr,
+                         "\nWATCHDOG: '%s' did not finish within %ld s (deadlock?); aborting\n",
                          what.c_str(), limit);
             std::fflush(stderr);
             std::abort();

@@ -13,7 +13,9 @@ namespace troupe_test {
 using status_word = std::atomic<std::uintptr_t>;
 
 /// The exclusive-mode status value meaning "won by node n".
-inline std::uintptr_t won_by(const troupe::select_node& n) { return reinterpret_cast<std::uintptr_t>(&n); }
+inline std::uintptr_t won_by(const troupe::select_node& n) {
+    return reinterpret_cast<std::uintptr_t>(&n);
+}
 
 // An exclusive-or wait over two clauses, as waituntil's pure-or shape does
 // it: register in order, stop at the first immediate win, otherwise park for

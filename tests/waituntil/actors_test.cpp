@@ -82,7 +82,8 @@ TEST_CASE("waiting on actors' replies: first of several, all of them, or a timeo
     // A behaviour's exception arrives through the clause's future.
     square bad;
     bad.n = -1;
-    CHECK_THROWS_AS(waituntil(on(troupe::ask(a, bad), [&] { bad.result().get(); })), std::domain_error);
+    CHECK_THROWS_AS(waituntil(on(troupe::ask(a, bad), [&] { bad.result().get(); })),
+                    std::domain_error);
     a | troupe::finished_msg;
     b | troupe::finished_msg;
     s | troupe::finished_msg;

@@ -25,11 +25,7 @@ using troupe::waituntil;
 using troupe::when;
 using troupe_test::on_processors;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr long iterations = 1'000;
-#else
-constexpr long iterations = 4'000;
-#endif
+constexpr long iterations = troupe_test::scaled(4'000L, 4);
 
 namespace {
 struct shared_state {
@@ -67,7 +63,8 @@ TEST_CASE("all resource types in one statement") {
                     if (v < 0) done = true; else s.removed += v;
                 };
                 for (long i = 0; !done; ++i) {
-                    waituntil(on(s.A.remove_into(v), got) | when(i % 2 == k % 2, on(s.B, [&] { s.b_body(); })) |
+                    waituntil(on(s.A.remove_into(v), got) |
+                                  when(i % 2 == k % 2, on(s.B, [&] { s.b_body(); })) |
                                   on(s.C.remove_into(v), got) | when(i % 3 == 0, on(timeout(10us))),
                               when(i % 5 == 4, otherwise([] {})));
                 }
@@ -76,13 +73,14 @@ TEST_CASE("all resource types in one statement") {
         troupe::thread drainer{c, [&] {
             long v = 0;
             while (!stop_helpers.load()) {
-                waituntil(on(s.F, [&] {
-                              if (s.F.get() == 42) ++s.f_bodies;
-                              s.F.reset();  // nobody else waits on F
-                          }) |
+                waituntil(on(s.F,
+                             [&] {
+                                 if (s.F.get() == 42) ++s.f_bodies;
+                                 s.F.reset();  // nobody else waits on F
+                             }) |
                           on(s.A.remove_into(v), [&] { s.removed += v; }) |
-                          on(s.C.remove_into(v), [&] { s.removed += v; }) | on(s.B, [&] { s.b_body(); }) |
-                          on(timeout(100ns)));
+                          on(s.C.remove_into(v), [&] { s.removed += v; }) |
+                          on(s.B, [&] { s.b_body(); }) | on(timeout(100ns)));
                 // B is usually free: without a yield this loop would keep a
                 // lone processor to itself (user threads are not preempted).
                 troupe::this_thread::yield();

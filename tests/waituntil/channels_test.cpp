@@ -25,12 +25,6 @@ using troupe::waituntil;
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int scale = 4;
-#else
-constexpr int scale = 1;
-#endif
-
 namespace {
 using troupe_test::wait_until;
 }  // namespace
@@ -38,7 +32,7 @@ using troupe_test::wait_until;
 TEST_CASE("one channel selected by many threads: every value exactly once (one_chan)") {
     on_processors([](troupe::cluster& c) {
         constexpr int threads = 4;
-        const int per = 20'000 / scale;
+        const int per = troupe_test::scaled(20'000, 4);
         channel<int> ch{5};
         std::atomic<long> in_sum{0}, out_sum{0};
         std::vector<troupe::thread> ts;
@@ -69,7 +63,7 @@ TEST_CASE("one channel selected by many threads: every value exactly once (one_c
 TEST_CASE("zero-size channels, both directions selecting, many selectors: every value once") {
     on_processors([](troupe::cluster& c) {
         constexpr int producers = 3, consumers = 3;
-        const int per = 3'000 / scale;  // values per producer
+        const int per = troupe_test::scaled(3'000, 4);  // values per producer
         const int total = producers * per;
         channel<int> a{0}, b{0}, d{0};
         std::vector<std::atomic<int>> seen(total);
@@ -79,9 +73,11 @@ TEST_CASE("zero-size channels, both directions selecting, many selectors: every 
                 for (int i = 0; i < per; ++i) {
                     int v = p * per + i;
                     if (p % 2)  // opposite orders meet each other
-                        waituntil(on(a.insert_from(v)) | on(b.insert_from(v)) | on(d.insert_from(v)));
+                        waituntil(on(a.insert_from(v)) | on(b.insert_from(v)) |
+                                  on(d.insert_from(v)));
                     else
-                        waituntil(on(d.insert_from(v)) | on(b.insert_from(v)) | on(a.insert_from(v)));
+                        waituntil(on(d.insert_from(v)) | on(b.insert_from(v)) |
+                                  on(a.insert_from(v)));
                 }
             });
         }
@@ -107,7 +103,7 @@ TEST_CASE("zero-size channels, both directions selecting, many selectors: every 
 }
 
 TEST_CASE("two selectors on each other's zero-size channels in opposite orders (PENDING race)") {
-    const int rounds = 20'000 / scale;
+    const int rounds = troupe_test::scaled(20'000, 4);
     auto check = [&](const std::vector<int>& got, const std::vector<std::size_t>& won) {
         REQUIRE(got.size() == won.size());
         int mismatches = 0;
@@ -155,7 +151,7 @@ TEST_CASE("two selectors on each other's zero-size channels in opposite orders (
 
 TEST_CASE("buffered channel: a selecting reader meeting a blocked selecting writer keeps FIFO") {
     on_processors([](troupe::cluster& c) {
-        for (int round = 0; round < 200 / scale + 5; ++round) {
+        for (int round = 0; round < troupe_test::scaled(200, 4) + 5; ++round) {
             channel<int> ch{2};
             troupe::future<int> never;
             ch << 1;
@@ -168,7 +164,9 @@ TEST_CASE("buffered channel: a selecting reader meeting a blocked selecting writ
             std::vector<int> out;
             for (int i = 0; i < 3; ++i) {
                 int v = 0;
-                run_in(c, [&] { waituntil(on(never) | on(ch.remove_into(v), [&] { out.push_back(v); })); });
+                run_in(c, [&] {
+                    waituntil(on(never) | on(ch.remove_into(v), [&] { out.push_back(v); }));
+                });
             }
             writer.join();
             CHECK(out == std::vector<int>{1, 2, 3});
@@ -186,7 +184,8 @@ TEST_CASE("a closed channel makes its clause ready and the clause throws, in bot
     CHECK(waituntil(on(never) | on(closed.remove_into(v))).index() == 1);
     CHECK(v == 7);
     CHECK_THROWS_AS(waituntil(on(never) | on(closed.remove_into(v))), troupe::channel_closed);
-    CHECK_THROWS_AS(waituntil(on(closed.insert_from(8)) | on(never)), troupe::channel_closed_with<int>);
+    CHECK_THROWS_AS(waituntil(on(closed.insert_from(8)) | on(never)),
+                    troupe::channel_closed_with<int>);
     // General mode: the exception comes from the clause; the other clause's
     // completed operation is not lost (its body runs during cleanup).
     channel<int> open{3};
@@ -202,7 +201,8 @@ TEST_CASE("a closed channel makes its clause ready and the clause throws, in bot
     channel<int> left{2};
     left << 1;
     left.close();
-    CHECK_THROWS_AS(waituntil(on(left.remove_into(v, troupe::stop_on_close))), troupe::channel_closed);
+    CHECK_THROWS_AS(waituntil(on(left.remove_into(v, troupe::stop_on_close))),
+                    troupe::channel_closed);
     CHECK(left.size() == 1);
     CHECK(never.waiters() == 0);
 }
@@ -213,7 +213,7 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
         on_processors([&](troupe::cluster& c) {
             channel<int> A{2}, B{2};
             std::atomic<long> inserted{0}, removed{0};
-            const long threshold = 5'000 / scale;
+            const long threshold = troupe_test::scaled(5'000, 4);
             troupe::thread producer{c, [&] {
                 try {
                     for (int i = 0;; ++i)
@@ -266,7 +266,7 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
 
 TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repeat_close)") {
     on_processors([](troupe::cluster& c) {
-        for (int round = 0; round < 40 / scale; ++round) {
+        for (int round = 0; round < troupe_test::scaled(40, 4); ++round) {
             CAPTURE(round);
             std::vector<channel<long>> ch(6);
             std::atomic<long> in_count{0}, in_sum{0}, out_count{0}, out_sum{0};
@@ -292,7 +292,7 @@ TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repe
                 } catch (troupe::channel_closed&) {
                 }
             }};
-            wait_until([&] { return out_count.load() >= 600 / scale; });
+            wait_until([&] { return out_count.load() >= troupe_test::scaled(600, 4); });
             for (auto& x : ch) x.close();
             producer.join();
             consumer.join();
@@ -304,7 +304,7 @@ TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repe
 
 TEST_CASE("an exception in a body with & pending operations loses nothing") {
     on_processors([](troupe::cluster& c) {
-        for (int round = 0; round < 300 / scale; ++round) {
+        for (int round = 0; round < troupe_test::scaled(300, 4); ++round) {
             channel<int> A{1}, B{0};
             A << 1;
             int x = 0, y = 0;
@@ -313,10 +313,11 @@ TEST_CASE("an exception in a body with & pending operations loses nothing") {
             run_in(c, [&] {
                 // B completes (now or later) and A fails in its body: B's
                 // body must still run, before the exception leaves.
-                CHECK_THROWS_AS(waituntil(on(A.remove_into(x), [] { throw std::runtime_error("body"); }) &
-                                          on(B.remove_into(y), [&] { b_ran = true; }) &
-                                          on(troupe::timeout(std::chrono::hours(1)))),
-                                std::runtime_error);
+                CHECK_THROWS_AS(
+                    waituntil(on(A.remove_into(x), [] { throw std::runtime_error("body"); }) &
+                              on(B.remove_into(y), [&] { b_ran = true; }) &
+                              on(troupe::timeout(std::chrono::hours(1)))),
+                    std::runtime_error);
                 // Either B's value arrived and its body ran, or B's clause was
                 // withdrawn and the producer is still waiting for a partner.
                 if (!b_ran) CHECK(B.remove() == 2);
@@ -333,7 +334,7 @@ TEST_CASE("run-time-length clause over channels: the ready one's index reaches t
     on_processors([](troupe::cluster& c) {
         constexpr int n = 12;  // more than the in-place slots
         std::vector<channel<int>> chans(n);
-        const int per = 300 / scale;
+        const int per = troupe_test::scaled(300, 4);
         troupe::thread producer{c, [&] {
             for (int i = 0; i < per; ++i)
                 for (int k = 0; k < n; ++k) chans[(k * 5 + i) % n] << (k * 5 + i) % n;
@@ -357,7 +358,7 @@ TEST_CASE("run-time-length clause over channels: the ready one's index reaches t
 
 TEST_CASE("report_close: a select loop over channels that close needs no try/catch (Go's v, ok)") {
     on_processors([](troupe::cluster& c) {
-        const int per = 2'000 / scale;
+        const int per = troupe_test::scaled(2'000, 4);
         channel<int> a{4, "a"}, b{0, "b"};
         std::vector<troupe::thread> producers;
         producers.emplace_back(c, [&] {
@@ -374,23 +375,24 @@ TEST_CASE("report_close: a select loop over channels that close needs no try/cat
             bool a_open = true, b_open = true;
             int v = -1;
             while (a_open || b_open) {
-                waituntil(troupe::when(a_open, on(a.remove_into(v, troupe::report_close),
-                                                  [&](troupe::channel_status s) {
-                                                      if (s == troupe::channel_status::closed) {
-                                                          a_open = false;
-                                                          ++closes;
-                                                      } else {
-                                                          ++seen[v];
-                                                      }
-                                                  })) |
-                          troupe::when(b_open, on(b.remove_into(v, troupe::report_close), [&](auto s) {
-                                           if (s == troupe::channel_status::closed) {
-                                               b_open = false;
-                                               ++closes;
-                                           } else {
-                                               ++seen[v];
-                                           }
-                                       })));
+                waituntil(
+                    troupe::when(a_open, on(a.remove_into(v, troupe::report_close),
+                                            [&](troupe::channel_status s) {
+                                                if (s == troupe::channel_status::closed) {
+                                                    a_open = false;
+                                                    ++closes;
+                                                } else {
+                                                    ++seen[v];
+                                                }
+                                            })) |
+                    troupe::when(b_open, on(b.remove_into(v, troupe::report_close), [&](auto s) {
+                                     if (s == troupe::channel_status::closed) {
+                                         b_open = false;
+                                         ++closes;
+                                     } else {
+                                         ++seen[v];
+                                     }
+                                 })));
             }
         });
         for (auto& t : producers) t.join();
@@ -408,8 +410,9 @@ TEST_CASE("report_close in and-mode: one channel closed, the other ready: both b
             b.insert(3);
             int x = -1, y = -1;
             troupe::channel_status sa = troupe::channel_status::empty, sb = sa;
-            const auto r = waituntil(on(a.remove_into(x, troupe::report_close), [&](auto s) { sa = s; }) &
-                                     on(b.remove_into(y, troupe::report_close), [&](auto s) { sb = s; }));
+            const auto r =
+                waituntil(on(a.remove_into(x, troupe::report_close), [&](auto s) { sa = s; }) &
+                          on(b.remove_into(y, troupe::report_close), [&](auto s) { sb = s; }));
             CHECK(r.count() == 2);
             CHECK(sa == troupe::channel_status::closed);
             CHECK(x == -1);
@@ -446,7 +449,8 @@ TEST_CASE("report_close on insert: the element stays in its variable; stop_on_cl
             CHECK(s == troupe::channel_status::closed);
             CHECK(out == "mine");
             std::string in;
-            waituntil(on(ch.remove_into(in, troupe::report_close, troupe::stop_on_close), [&](auto st) { s = st; }));
+            waituntil(on(ch.remove_into(in, troupe::report_close, troupe::stop_on_close),
+                         [&](auto st) { s = st; }));
             CHECK(s == troupe::channel_status::closed);
             CHECK(in.empty());
             CHECK(ch.size() == 1);  // stop at once: the buffered element stays
@@ -466,11 +470,12 @@ TEST_CASE("report_close over a run-time-length clause: the body gets the index a
             int v = -1;
             std::size_t index = 99;
             troupe::channel_status s = troupe::channel_status::empty;
-            waituntil(troupe::on_any(chans, [&](auto& p) { return p->remove_into(v, troupe::report_close); },
-                                     [&](std::size_t i, troupe::channel_status st) {
-                                         index = i;
-                                         s = st;
-                                     }));
+            waituntil(troupe::on_any(
+                chans, [&](auto& p) { return p->remove_into(v, troupe::report_close); },
+                [&](std::size_t i, troupe::channel_status st) {
+                    index = i;
+                    s = st;
+                }));
             CHECK(index == 2);
             CHECK(s == troupe::channel_status::closed);
         });

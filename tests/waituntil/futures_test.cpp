@@ -21,11 +21,7 @@ using troupe::when;
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int rounds = 300;
-#else
-constexpr int rounds = 1'500;
-#endif
+constexpr int rounds = troupe_test::scaled(1'500, 5);
 
 TEST_CASE("or and and-or loops over futures fulfilled by a server (Cforall futures)") {
     on_processors([](troupe::cluster& c) {
@@ -41,7 +37,8 @@ TEST_CASE("or and and-or loops over futures fulfilled by a server (Cforall futur
                 // A | B | C until all three bodies ran (each at most once: a
                 // future's body is not run again once it ran).
                 while (a + b + cc < 3) {
-                    waituntil(when(!a, on(A, [&] { a += A.get(); })) | when(!b, on(B, [&] { b += B.get() / 2; })) |
+                    waituntil(when(!a, on(A, [&] { a += A.get(); })) |
+                              when(!b, on(B, [&] { b += B.get() / 2; })) |
                               when(!cc, on(C, [&] { cc += C.get() / 3; })));
                 }
             });
@@ -56,8 +53,9 @@ TEST_CASE("or and and-or loops over futures fulfilled by a server (Cforall futur
             a = b = cc = 0;
             run_in(c, [&] {
                 while (a + b + cc < 3) {
-                    waituntil(when(!a, on(A, [&] { a = 1; })) |
-                              (when(!b, on(B, [&] { b = 1; })) & when(!cc, on(C, [&] { cc = 1; }))));
+                    waituntil(
+                        when(!a, on(A, [&] { a = 1; })) |
+                        (when(!b, on(B, [&] { b = 1; })) & when(!cc, on(C, [&] { cc = 1; }))));
                 }
             });
             server2.join();
@@ -83,9 +81,11 @@ TEST_CASE("guarded a | b & c and (a | b) & c for every guard combination") {
                 run_in(c, [&] {
                     if (shape == 0)
                         r = waituntil(when(ga, on(A, [&] { ra = true; })) |
-                                      (when(gb, on(B, [&] { rb = true; })) & when(gc, on(C, [&] { rc = true; }))));
+                                      (when(gb, on(B, [&] { rb = true; })) &
+                                       when(gc, on(C, [&] { rc = true; }))));
                     else
-                        r = waituntil((when(ga, on(A, [&] { ra = true; })) | when(gb, on(B, [&] { rb = true; }))) &
+                        r = waituntil((when(ga, on(A, [&] { ra = true; })) |
+                                       when(gb, on(B, [&] { rb = true; }))) &
                                       when(gc, on(C, [&] { rc = true; })));
                 });
                 server.join();
@@ -176,7 +176,8 @@ TEST_CASE("general-mode statements never outlive a resource's wake (stress)") {
             troupe::thread t3{c, [&] { C.fulfil(3); }};
             int sum = 0;
             run_in(c, [&] {
-                waituntil((on(A, [&] { sum += 1; }) | on(B, [&] { sum += 10; })) & on(C, [&] { sum += 100; }));
+                waituntil((on(A, [&] { sum += 1; }) | on(B, [&] { sum += 10; })) &
+                          on(C, [&] { sum += 100; }));
             });
             t1.join(), t2.join(), t3.join();
             CHECK((sum == 101 || sum == 110 || sum == 111));

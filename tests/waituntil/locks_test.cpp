@@ -17,11 +17,7 @@ using troupe::when;
 using troupe_test::on_processors;
 using troupe_test::run_in;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int iterations = 800;
-#else
-constexpr int iterations = 4'000;
-#endif
+constexpr int iterations = troupe_test::scaled(4'000, 5);
 
 namespace {
 
@@ -50,7 +46,8 @@ struct guarded {
 // nearly every time when run alone. Not yet diagnosed. It stays in the
 // suite and still runs and reports every violation; may_fail only keeps
 // the known failure from hiding other results until the lock is fixed.
-TEST_CASE("guarded and/or shapes over locks contended by servers (Cforall locks)" * doctest::may_fail()) {
+TEST_CASE("guarded and/or shapes over locks contended by servers (Cforall locks)" *
+          doctest::may_fail()) {
     on_processors([](troupe::cluster& c) {
         guarded<troupe::owner_lock> A;
         guarded<troupe::owner_lock> B;
@@ -83,10 +80,14 @@ TEST_CASE("guarded and/or shapes over locks contended by servers (Cforall locks)
                 auto a = [&] { A.critical(), ++statement_bodies; };
                 auto b = [&] { B.critical(), ++statement_bodies; };
                 auto cc = [&] { C.critical(), ++statement_bodies; };
-                waituntil(when(ga, on(A.lock, a)) | (when(gb, on(B.lock, b)) & when(gc, on(C.lock, cc))));
-                waituntil((when(ga, on(A.lock, a)) | when(gb, on(B.lock, b))) & when(gc, on(C.lock, cc)));
-                waituntil(when(ga, on(A.lock, a)) & when(gb, on(B.lock, b)) & when(gc, on(C.lock, cc)));
-                waituntil(when(ga, on(A.lock, a)) | when(gb, on(B.lock, b)) | when(gc, on(C.lock, cc)));
+                waituntil(when(ga, on(A.lock, a)) |
+                          (when(gb, on(B.lock, b)) & when(gc, on(C.lock, cc))));
+                waituntil((when(ga, on(A.lock, a)) | when(gb, on(B.lock, b))) &
+                          when(gc, on(C.lock, cc)));
+                waituntil(when(ga, on(A.lock, a)) & when(gb, on(B.lock, b)) &
+                          when(gc, on(C.lock, cc)));
+                waituntil(when(ga, on(A.lock, a)) | when(gb, on(B.lock, b)) |
+                          when(gc, on(C.lock, cc)));
                 // No lock is left held after a statement.
                 CHECK_FALSE(A.lock.owned_by_caller());
                 CHECK_FALSE(B.lock.owned_by_caller());
@@ -178,7 +179,8 @@ TEST_CASE("a lock handed over while the statement waits runs its body under the 
             while (!holding.load()) troupe::this_thread::yield();
             bool in_body = false;
             run_in(c, [&] {
-                auto r = waituntil(on(l, [&] { in_body = l.owned_by_caller(); }) & on(f), troupe::otherwise([] {}));
+                auto r = waituntil(on(l, [&] { in_body = l.owned_by_caller(); }) & on(f),
+                                   troupe::otherwise([] {}));
                 (void)r;
             });
             // With otherwise the and-statement did not wait for l; run it

@@ -32,12 +32,6 @@ using troupe_test::run_in;
 using troupe_test::sleeps_fully;
 using troupe_test::wait_until;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int scale = 4;
-#else
-constexpr int scale = 1;
-#endif
-
 namespace {
 
 struct registration_failure : std::runtime_error {
@@ -154,7 +148,7 @@ TEST_CASE("or-mode: registration throws after a partner won a queued clause: its
 TEST_CASE("or-mode: registration throws while a partner thread races the queued clause: every "
           "element exactly once") {
     on_processors([](troupe::cluster& c) {
-        const int n = 2'000 / scale;
+        const int n = troupe_test::scaled(2'000, 4);
         channel<int> ch{1, "race"};
         std::vector<int> seen(n, 0);
         troupe::thread partner{c, [&] {
@@ -196,9 +190,10 @@ TEST_CASE("and-mode: a clause body throws: the other completed clause still runs
                 b.insert(2);
                 int x = 0, y = 0;
                 bool b_ran = false;
-                CHECK_THROWS_AS(waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) &
-                                          on(b.remove_into(y), [&] { b_ran = true; })),
-                                std::logic_error);
+                CHECK_THROWS_AS(
+                    waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) &
+                              on(b.remove_into(y), [&] { b_ran = true; })),
+                    std::logic_error);
                 CHECK(x == 1);
                 CHECK(y == 2);
                 CHECK(b_ran);  // ran before or during cleanup
@@ -217,9 +212,10 @@ TEST_CASE("or-mode: the winning body throws: exactly its element was taken") {
             a.insert(1);
             b.insert(2);
             int x = 0, y = 0;
-            CHECK_THROWS_AS(waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) |
-                                      on(b.remove_into(y))),
-                            std::logic_error);
+            CHECK_THROWS_AS(
+                waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) |
+                          on(b.remove_into(y))),
+                std::logic_error);
             CHECK(x == 1);
             CHECK(y == 0);
             CHECK(a.empty());
@@ -242,11 +238,14 @@ TEST_CASE("or-mode: a stray unpark does not end a blocked statement") {
             std::size_t index = 99;
             troupe_test::spawned t{c, where, [&] {
                                        waiter = &troupe::this_context();
-                                       index = waituntil(on(a.remove_into(v)) | on(b.remove_into(w))).index();
+                                       index =
+                                           waituntil(on(a.remove_into(v)) | on(b.remove_into(w)))
+                                               .index();
                                    }};
             wait_until([&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
             troupe::unpark(*waiter.load());
-            stray_absorbed(rec, [&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
+            stray_absorbed(
+                rec, [&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
             b.insert(7);
             t.join();
             CHECK(index == 1);
@@ -266,12 +265,14 @@ TEST_CASE("and-mode: a stray unpark does not end a blocked statement") {
         std::atomic<bool> a_ran{false};
         troupe::thread t{c, [&] {
                              waiter = &troupe::this_context();
-                             ran = waituntil(on(a.remove_into(v), [&] { a_ran = true; }) & on(b.remove_into(w)))
+                             ran = waituntil(on(a.remove_into(v), [&] { a_ran = true; }) &
+                                             on(b.remove_into(w)))
                                        .count();
                          }};
         wait_until([&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
         troupe::unpark(*waiter.load());
-        stray_absorbed(rec, [&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
+        stray_absorbed(rec,
+                       [&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
         // The first completion must wake the statement by itself (a stray
         // wake that cost an extra pass would leave the counter one short).
         a.insert(1);
@@ -354,7 +355,8 @@ TEST_CASE("and-mode: a body destroys another clause's channel: that clause ends 
             int v = -1, w = -1;
             bool closed = false;
             try {
-                waituntil(on(doomed->remove_into(v)) & on(ready.remove_into(w), [&] { doomed.reset(); }));
+                waituntil(on(doomed->remove_into(v)) &
+                          on(ready.remove_into(w), [&] { doomed.reset(); }));
             } catch (troupe::channel_closed& e) {
                 closed = std::string(e.what()).find("'doomed'") != std::string::npos;
             }
@@ -368,14 +370,15 @@ TEST_CASE("and-mode: a body destroys another clause's channel: that clause ends 
 TEST_CASE("a channel destroyed right after a partner completed a select clause on it (the "
           "clause unregisters concurrently): every value once, no use after free") {
     on_processors([](troupe::cluster& c) {
-        const int rounds = 1'000 / scale;
+        const int rounds = troupe_test::scaled(1'000, 4);
         int received = 0;
         for (int i = 0; i < rounds; ++i) {
             auto a = std::make_unique<channel<int>>(0, "a");
             auto b = std::make_unique<channel<int>>(0, "b");
             int v = -1, w = -1;
             troupe::thread waiter{c, [&] {
-                                      const auto r = waituntil(on(a->remove_into(v)) | on(b->remove_into(w)));
+                                      const auto r =
+                                          waituntil(on(a->remove_into(v)) | on(b->remove_into(w)));
                                       received += r.index() == 0 ? v == i : w == i;
                                   }};
             // Once both clauses are queued, insert into one, then destroy
@@ -394,7 +397,7 @@ TEST_CASE("a channel destroyed right after a partner completed a select clause o
 
 TEST_CASE("or-mode: a timeout racing a partner: every element exactly once, no stray permit") {
     on_processors([](troupe::cluster& c) {
-        const int n = 1'000 / scale;
+        const int n = troupe_test::scaled(1'000, 4);
         for (from where : {from::user_thread, from::os_thread}) {
             CAPTURE(int(where));
             channel<int> ch{0, "race"};
@@ -425,7 +428,7 @@ TEST_CASE("or-mode: a timeout racing a partner: every element exactly once, no s
 
 TEST_CASE("and-mode: a timeout racing a partner: the element is never lost") {
     on_processors([](troupe::cluster& c) {
-        const int n = 500 / scale;
+        const int n = troupe_test::scaled(500, 4);
         channel<int> ch{0, "race"};
         std::vector<int> seen(n, 0);
         troupe::thread partner{c, [&] {
@@ -469,7 +472,8 @@ TEST_CASE("or-mode: a timeout registration whose allocation fails while a partne
                 {
                     troupe_test::fail_allocation guard{n};
                     try {
-                        waituntil(on(ch.remove_into(v), [&] { body = true; }) | on(troupe::timeout(10s)) |
+                        waituntil(on(ch.remove_into(v), [&] { body = true; }) |
+                                  on(troupe::timeout(10s)) |
                                   on(allocating_registration{&attempted, nullptr}));
                     } catch (std::bad_alloc&) {
                         threw = true;
@@ -477,7 +481,8 @@ TEST_CASE("or-mode: a timeout registration whose allocation fails while a partne
                     fired = guard.fired();
                 }
                 attempted = true;  // (if the statement never got that far)
-                if (!body) CHECK(ch.remove() == 42);  // the partner's element was not taken: still there
+                if (!body)
+                    CHECK(ch.remove() == 42);  // the partner's element was not taken: still there
                 else CHECK(v == 42);
                 partner.join();
                 CHECK(threw == fired);

@@ -131,8 +131,9 @@ TEST_CASE("pure or: exactly one body, the first ready in written order") {
         CAPTURE(ready);
         three f{ready};
         int runs = 0, which = -1;
-        auto r = waituntil(on(f.a, [&] { ++runs, which = 0; }) | on(f.b, [&] { ++runs, which = 1; }) |
-                           on(f.c, [&] { ++runs, which = 2; }));
+        auto r =
+            waituntil(on(f.a, [&] { ++runs, which = 0; }) | on(f.b, [&] { ++runs, which = 1; }) |
+                      on(f.c, [&] { ++runs, which = 2; }));
         CHECK(runs == 1);
         const int first = (ready & 1) ? 0 : (ready & 2) ? 1 : 2;
         CHECK(which == first);
@@ -222,8 +223,9 @@ TEST_CASE("blocking and/or predicates complete for every order of fulfilment") {
 TEST_CASE("guards: all false does nothing (not even otherwise); mixed drop clauses") {
     three f{7};
     int runs = 0;
-    auto r = waituntil(when(false, on(f.a, [&] { ++runs; })) | when(false, on(f.b, [&] { ++runs; })),
-                       otherwise([&] { ++runs; }));
+    auto r =
+        waituntil(when(false, on(f.a, [&] { ++runs; })) | when(false, on(f.b, [&] { ++runs; })),
+                  otherwise([&] { ++runs; }));
     CHECK(runs == 0);
     CHECK(r.none());
 
@@ -377,7 +379,8 @@ TEST_CASE("an exception in a body with & pending semaphore units loses no unit")
     troupe::semaphore s1{1}, s2{1}, s3{1};
     int ran = 0;
     troupe::future<int> never;
-    CHECK_THROWS_AS(waituntil(on(s1, [&] { ++ran; }) | (on(never) & on(s2, [] { throw std::logic_error("x"); })) |
+    CHECK_THROWS_AS(waituntil(on(s1, [&] { ++ran; }) |
+                              (on(never) & on(s2, [] { throw std::logic_error("x"); })) |
                               on(s3, [&] { ++ran; })),
                     std::logic_error);
     CHECK(ran == 2);  // s1 in the check pass, s3 during cleanup

@@ -67,17 +67,14 @@ TEST_CASE("a timeout given as an lvalue, and a zero timeout, are ready clauses")
 TEST_CASE("timeout racing a fulfilment: exactly one of them wins each time") {
     on_processors([](troupe::cluster& c) {
         int by_future = 0, by_timeout = 0;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-        constexpr int rounds = 100;
-#else
-        constexpr int rounds = 1'000;
-#endif
+        constexpr int rounds = troupe_test::scaled(1'000);
         for (int i = 0; i < rounds; ++i) {
             troupe::future<int> f;
             troupe::thread t{c, [&] { f.fulfil(i); }};
             run_in(c, [&] {
-                auto r = waituntil(on(f, [&] { ++by_future; }) | on(timeout(std::chrono::microseconds(i % 50)),
-                                                                      [&] { ++by_timeout; }));
+                auto r = waituntil(
+                    on(f, [&] { ++by_future; }) |
+                    on(timeout(std::chrono::microseconds(i % 50)), [&] { ++by_timeout; }));
                 CHECK(r.count() == 1);
             });
             t.join();

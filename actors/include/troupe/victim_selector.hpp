@@ -21,6 +21,8 @@
 #include <span>
 #include <vector>
 
+#include "troupe/detail/fast_rng.hpp"
+
 namespace troupe {
 
 class topology;
@@ -63,7 +65,7 @@ public:
 /// Builds one selector per worker.
 using victim_factory = std::function<std::unique_ptr<victim_selector>(const victim_context&)>;
 
-/// Uniformly random victim (xorshift, seeded per worker).
+/// Uniformly random victim (detail::fast_rng, seeded per worker).
 class random_victims final : public victim_selector {
 public:
     explicit random_victims(const victim_context& c) noexcept;
@@ -71,7 +73,7 @@ public:
 
 private:
     std::size_t self_, workers_;
-    std::uint64_t rng_;
+    detail::fast_rng rng_;
 };
 
 /// The worker with the oldest steal-attempt timestamp: a worker that has not
@@ -116,7 +118,7 @@ private:
     std::vector<std::vector<std::size_t>> groups_;
     std::size_t level_ = 0;
     std::size_t attempts_ = 0;
-    std::uint64_t rng_;
+    detail::fast_rng rng_;
 };
 
 /// The selector for `p`.

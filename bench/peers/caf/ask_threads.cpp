@@ -19,8 +19,8 @@ caf::behavior account(caf::event_based_actor*) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long asks = bench::arg(argc, argv, "asks", 2000);
-    const long threads = bench::arg(argc, argv, "threads", 4);
+    const long asks = bench::option(argc, argv, "asks", 2000);
+    const long threads = bench::option(argc, argv, "threads", 4);
     caf::actor_system_config cfg;
     caf_bench::configure(cfg, argc, argv);
     double s;

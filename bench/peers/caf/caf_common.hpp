@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <string>
 
-#include "../../actors/bench_common.hpp"
+#include "../../common/bench_util.hpp"
 
 namespace caf_bench {
 
 /// `--workers=N` and `--policy=stealing|sharing` from argv.
 inline void configure(caf::actor_system_config& cfg, int argc, char** argv) {
-    cfg.set("scheduler.max-threads", static_cast<int64_t>(bench::arg(argc, argv, "workers", 1)));
-    const std::string policy = bench::sarg(argc, argv, "policy", "stealing");
+    cfg.set("scheduler.max-threads", static_cast<int64_t>(bench::option(argc, argv, "workers", 1)));
+    const std::string policy = bench::option_text(argc, argv, "policy", "stealing");
     if (policy == "sharing")
         cfg.set("scheduler.policy", caf::atom("sharing"));
     else
@@ -21,8 +21,8 @@ inline void configure(caf::actor_system_config& cfg, int argc, char** argv) {
 
 /// The RESULT params: workers=N, plus policy=sharing when not the default.
 inline std::string params(int argc, char** argv) {
-    std::string p = "workers=" + std::to_string(bench::arg(argc, argv, "workers", 1));
-    if (bench::sarg(argc, argv, "policy", "stealing") == "sharing") p += " policy=sharing";
+    std::string p = "workers=" + std::to_string(bench::option(argc, argv, "workers", 1));
+    if (bench::option_text(argc, argv, "policy", "stealing") == "sharing") p += " policy=sharing";
     return p;
 }
 

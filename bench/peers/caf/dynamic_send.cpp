@@ -28,7 +28,7 @@ caf::behavior keeper_actor(caf::event_based_actor* self) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    Times = bench::arg(argc, argv, "n", 2'000'000);
+    Times = bench::option(argc, argv, "n", 2'000'000);
     caf::actor_system_config cfg;
     caf_bench::configure(cfg, argc, argv);
     double s;

@@ -28,10 +28,10 @@ caf::behavior d_actor(caf::event_based_actor* self, long id) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long actors = bench::arg(argc, argv, "actors", 40000);
-    Set = bench::arg(argc, argv, "set", 100);
-    Rounds = bench::arg(argc, argv, "rounds", 25);
-    const bool rss = bench::arg(argc, argv, "rss", 0) != 0;
+    const long actors = bench::option(argc, argv, "actors", 40000);
+    Set = bench::option(argc, argv, "set", 100);
+    Rounds = bench::option(argc, argv, "rounds", 25);
+    const bool rss = bench::option(argc, argv, "rss", 0) != 0;
     caf::actor_system_config cfg;
     caf_bench::configure(cfg, argc, argv);
     double s;

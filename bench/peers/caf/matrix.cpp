@@ -27,7 +27,7 @@ caf::behavior row_actor(caf::event_based_actor* self) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    N = bench::arg(argc, argv, "n", 1024);
+    N = bench::option(argc, argv, "n", 1024);
     const auto n = static_cast<std::size_t>(N);
     std::vector<double> x(n * n), y(n * n), z(n * n, 0.0);
     for (std::size_t i = 0; i < n * n; ++i) {

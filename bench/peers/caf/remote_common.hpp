@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "../../core/bench_util.hpp"
+#include "../../common/bench_util.hpp"
 
 namespace caf_remote {
 

@@ -56,8 +56,8 @@ caf::behavior client(caf::stateful_actor<client_state>* self, std::vector<caf::a
 }  // namespace
 
 int main(int argc, char** argv) {
-    Servers = bench::arg(argc, argv, "servers", 100000);
-    Rounds = bench::arg(argc, argv, "rounds", 20);
+    Servers = bench::option(argc, argv, "servers", 100000);
+    Rounds = bench::option(argc, argv, "rounds", 20);
     caf::actor_system_config cfg;
     caf_bench::configure(cfg, argc, argv);
     double s;

@@ -18,7 +18,7 @@ caf::behavior self_sender(caf::event_based_actor* self, long times) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const long n = bench::arg(argc, argv, "n", 10'000'000);
+    const long n = bench::option(argc, argv, "n", 10'000'000);
     caf::actor_system_config cfg;
     caf_bench::configure(cfg, argc, argv);
     double s;

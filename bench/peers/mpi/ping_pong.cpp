@@ -3,7 +3,7 @@
 // the transport's limit. Run: mpirun -np 2 remote_mpi_ping_pong --n=N
 #include <mpi.h>
 
-#include "../../core/bench_util.hpp"
+#include "../../common/bench_util.hpp"
 
 int main(int argc, char** argv) {
     int provided = 0;

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../core/bench_util.hpp"
+#include "../../common/bench_util.hpp"
 
 int main(int argc, char** argv) {
     int provided = 0;
@@ -23,17 +23,20 @@ int main(int argc, char** argv) {
         std::vector<std::thread> ts;
         for (long s = 0; s < senders; ++s)
             ts.emplace_back([&] {
-                for (long k = 0; k < n / senders; ++k) MPI_Send(&k, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD);
+                for (long k = 0; k < n / senders; ++k)
+                    MPI_Send(&k, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD);
             });
         for (auto& t : ts) t.join();
         long got = 0;
         MPI_Recv(&got, 1, MPI_LONG, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         const double s = bench::seconds(t0, bench::clock::now());
         if (got != n) bench::fail("lost messages");
-        bench::result("remote_throughput", "mpi", "ops_per_s", double(n) / s, ("senders=" + std::to_string(senders)).c_str());
+        bench::result("remote_throughput", "mpi", "ops_per_s", double(n) / s,
+                      ("senders=" + std::to_string(senders)).c_str());
     } else {
         long v = 0, count = 0;
-        for (; count < n; ++count) MPI_Recv(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (; count < n; ++count)
+            MPI_Recv(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Send(&count, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD);
     }
     MPI_Finalize();

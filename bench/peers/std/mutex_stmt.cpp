@@ -7,10 +7,13 @@
 #include "mutex_stmt_bench.hpp"
 
 int main(int argc, char** argv) {
-    return mutex_stmt_bench::run(argc, argv, "std",
-        []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l, const std::uint32_t* order) {
+    return mutex_stmt_bench::run(
+        argc, argv, "std",
+        []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l,
+                                      const std::uint32_t* order) {
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 std::scoped_lock held{l[order[I]]...};
-            }(std::make_index_sequence<N>{});
+            }
+            (std::make_index_sequence<N>{});
         });
 }

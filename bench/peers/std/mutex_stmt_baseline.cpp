@@ -6,11 +6,14 @@
 #include "mutex_stmt_bench.hpp"
 
 int main(int argc, char** argv) {
-    return mutex_stmt_bench::run(argc, argv, "baseline",
-        []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l, const std::uint32_t*) {
+    return mutex_stmt_bench::run(
+        argc, argv, "baseline",
+        []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l,
+                                      const std::uint32_t*) {
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 (l[I].lock(), ...);
                 (l[N - 1 - I].unlock(), ...);
-            }(std::make_index_sequence<N>{});
+            }
+            (std::make_index_sequence<N>{});
         });
 }

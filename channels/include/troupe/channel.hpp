@@ -237,7 +237,9 @@ public:
         return {*this, &v, true};
     }
     /// A clause removing one element and discarding it.
-    [[nodiscard]] channel_remove_clause<T> remove_discard() noexcept { return {*this, nullptr, false}; }
+    [[nodiscard]] channel_remove_clause<T> remove_discard() noexcept {
+        return {*this, nullptr, false};
+    }
     /// Non-throwing forms (Go's `v, ok := <-ch`): the clause never throws
     /// channel_closed; its body runs either way and may take the outcome,
     /// `channel_status::success` (an element was removed into `v`) or
@@ -248,7 +250,8 @@ public:
     [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t) noexcept {
         return {*this, &v, false, true};
     }
-    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t, stop_on_close_t) noexcept {
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, report_close_t,
+                                                       stop_on_close_t) noexcept {
         return {*this, &v, true, true};
     }
     /// A clause inserting `v` when it wins (moving from it); if the channel
@@ -260,7 +263,9 @@ public:
         return {*this, v, true};
     }
     /// A clause inserting a value it owns.
-    [[nodiscard]] channel_insert_clause<T> insert_from(T&& v) noexcept { return {*this, std::move(v)}; }
+    [[nodiscard]] channel_insert_clause<T> insert_from(T&& v) noexcept {
+        return {*this, std::move(v)};
+    }
 
     class iterator {
     public:
@@ -335,17 +340,9 @@ private:
         w.state.store(detail::handoff::done, std::memory_order_release);
     }
     // Pops every claimable waiter of `q`, marks it closed, commits its wake
-    // and chains it on `*tail` (through next_) if it is owed an unpark after
-    // unlock; returns the count.
-    static std::size_t collect_closed(node_queue& q, select_node**& tail) noexcept;
-    // Unparks a chain of committed waiters (after unlocking).
-    static void wake_chain(select_node* n) noexcept {
-        while (n) {
-            select_node* next = n->next_;  // read before the unpark: our last touch
-            n->unpark_waiter();
-            n = next;
-        }
-    }
+    // and appends it to `woken` (node_queue::defer_wake) if it is owed an
+    // unpark after unlock; returns the count.
+    static std::size_t collect_closed(node_queue& q, node_queue& woken) noexcept;
     // Under lock_, after completing `n`'s operation: commits the wake (see
     // select_node::commit) and returns `n` if its waiter must be unparked
     // after unlocking, nullptr if it is awake and must not be touched again.

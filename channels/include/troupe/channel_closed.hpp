@@ -95,7 +95,8 @@ template <class T>
 class channel_closed_with : public channel_closed {
 public:
     channel_closed_with(const void* channel, const char* name, T&& value)
-        : channel_closed(channel, name, channel_operation::insert), value_(make(std::move(value))) {}
+        : channel_closed(channel, name, channel_operation::insert),
+          value_(make(std::move(value))) {}
 
     /// The element that was not inserted.
     T& value() noexcept { return get(value_); }

@@ -70,7 +70,7 @@ public:
     /// True if an element was removed (or the channel found closed) now.
     bool register_select(select_node& n) {
         w_.elem = slot_.storage();
-        n.extra = &w_;
+        n.attach(w_);
         return ch_->register_remove(n, w_, stop_);
     }
     /// Dequeues the node if still queued; true iff a general-mode clause
@@ -122,10 +122,14 @@ class channel_insert_clause {
 public:
     channel_insert_clause(channel<T>& ch, T& src, bool report = false) noexcept
         : ch_(&ch), src_(&src), report_(report) {}
-    channel_insert_clause(channel<T>& ch, T&& v) noexcept : ch_(&ch), owned_(std::move(v)), src_(&*owned_) {}
+    channel_insert_clause(channel<T>& ch, T&& v) noexcept
+        : ch_(&ch), owned_(std::move(v)), src_(&*owned_) {}
     /// Only before registration.
     channel_insert_clause(channel_insert_clause&& o) noexcept
-        : ch_(o.ch_), owned_(std::move(o.owned_)), src_(owned_ ? &*owned_ : o.src_), report_(o.report_) {}
+        : ch_(o.ch_),
+          owned_(std::move(o.owned_)),
+          src_(owned_ ? &*owned_ : o.src_),
+          report_(o.report_) {}
     channel_insert_clause& operator=(channel_insert_clause&&) = delete;
 
     /// A lock-free guess (waituntil's ready hint) whether register_select
@@ -134,7 +138,7 @@ public:
     bool select_ready_hint() const noexcept { return ch_->insert_ready_hint(); }
     bool register_select(select_node& n) {
         w_.elem = src_;
-        n.extra = &w_;
+        n.attach(w_);
         return ch_->register_insert(n, w_, *src_);
     }
     bool unregister_select(select_node& n) { return ch_->unregister(ch_->producers_, n, w_); }

@@ -87,8 +87,12 @@ public:
         s.blocked_removes = blocked_removes_.load(std::memory_order_relaxed);
         return s;
     }
-    channel_statistics_report mode() const noexcept { return mode_.load(std::memory_order_relaxed); }
-    void set_mode(channel_statistics_report m) noexcept { mode_.store(m, std::memory_order_relaxed); }
+    channel_statistics_report mode() const noexcept {
+        return mode_.load(std::memory_order_relaxed);
+    }
+    void set_mode(channel_statistics_report m) noexcept {
+        mode_.store(m, std::memory_order_relaxed);
+    }
 
 private:
     channel_statistics_registry() noexcept : mode_(from_environment()) {}

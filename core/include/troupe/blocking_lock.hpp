@@ -93,10 +93,14 @@ public:
     // Condition-variable hooks (wait morphing). The owner records its
     // recursion depth, releases every level, and is later either handed the
     // lock back by a notify (its plain node queued here, or the lock granted
-    // to it at once) or re-acquires it after a timeout.
+    // to it at once; either way with one level, then cv_restore_depth) or
+    // re-acquires it after a timeout (cv_reacquire, depth included).
     std::size_t cv_depth() const noexcept { return count_; }
     void cv_release();
-    void cv_enqueue_or_grant(select_node& plain_node) noexcept;  // node.extra = depth
+    void cv_enqueue_or_grant(select_node& plain_node) noexcept;
+    /// The caller owns the lock, handed over by a notify: restores its
+    /// recursion depth (owner-private, I3 in blocking_lock.cpp). nothrow.
+    void cv_restore_depth(std::size_t depth) noexcept { count_ = depth; }
     void cv_reacquire(std::size_t depth);
     /// Whether `c` owns the lock (a cv waiter's completion test). Lock-free.
     bool cv_granted(const context& c) const noexcept { return owner() == &c; }

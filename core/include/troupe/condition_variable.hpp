@@ -97,8 +97,11 @@ public:
 
 private:
     enum class outcome : int { pending, notified, timed_out };
-    struct waiter {
-        explicit waiter(context& me) noexcept : node(me, status), lock_node(me) { node.extra = this; }
+    // Attached to `node` (our queue holds only waiters' nodes).
+    struct waiter : wait_record {
+        explicit waiter(context& me) noexcept : node(me, status), lock_node(me) {
+            node.attach(*this);
+        }
         std::atomic<std::uintptr_t> status{0};
         // Set by the winner of `node` (a non-morphing notifier or the timer)
         // after its last touch of this waiter but the timer node.
@@ -126,7 +129,6 @@ private:
         constexpr bool morphing = std::derived_from<Lock, detail::blocking_lock_base>;
         if constexpr (morphing) {
             depth = l.cv_depth();
-            w.lock_node.extra = reinterpret_cast<void*>(depth);
             w.morph = &l;
         }
         if (deadline) {
@@ -154,7 +156,8 @@ private:
             "condition_variable", nullptr, this);
         const bool notified = finish(w, deadline != nullptr);
         if constexpr (morphing) {
-            if (!notified) l.cv_reacquire(depth);  // a notify hands us the lock
+            // A notify handed us the lock with one level; else take it again.
+            if (notified) l.cv_restore_depth(depth); else l.cv_reacquire(depth);
         } else {
             l.lock();
         }

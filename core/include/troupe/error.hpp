@@ -46,8 +46,8 @@ misuse_handler set_misuse_handler(misuse_handler h) noexcept;
 enum class misuse_kind : std::uint8_t {
     error,             ///< continuing is undefined or the operation was refused: abort by default
     released_waiters,  ///< blocked threads were released with an error: continue by default
-    lost_message,      ///< a message was never delivered (dropped or destroyed): continue by default
-    repaired,          ///< a configuration or call was corrected or ignored: continue by default
+    lost_message,  ///< a message was never delivered (dropped or destroyed): continue by default
+    repaired,      ///< a configuration or call was corrected or ignored: continue by default
 };
 
 /// What the default handler does after printing a report.

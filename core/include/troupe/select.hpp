@@ -21,6 +21,7 @@
 /// must neither perform the operation nor unpark.
 #include <atomic>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 
 #include "troupe/context.hpp"
@@ -35,6 +36,22 @@ enum class select_status : std::uintptr_t {
     pending = 1,  ///< a resource is mid-handshake (two selectors on one channel)
     sat = 2,      ///< satisfied, body not run yet (general mode)
     run = 3,      ///< body has run (general mode)
+};
+
+/// The record a resource keeps beside a waiting node when the node alone is
+/// not enough (a channel: the element to move and how the wait ended; a
+/// condition variable: the waiter's second node and its lock). A resource
+/// derives its own record type from this, attaches it to the node it queues
+/// (select_node::attach) and reads it back with select_node::record<R>(),
+/// naming its own type: a queue holds nodes of one resource, so the record
+/// of a node it holds is always that resource's. Resources that need
+/// nothing but the node (future, semaphore, the blocking locks) attach none.
+class wait_record {
+protected:
+    wait_record() noexcept = default;
+    ~wait_record() = default;
+    wait_record(const wait_record&) = default;
+    wait_record& operator=(const wait_record&) = default;
 };
 
 class select_node {
@@ -140,17 +157,21 @@ public:
     /// Whether grant() was called (acquire: the operation is visible).
     bool granted() const noexcept { return released(); }
 
-    /// Resource-specific payload (a channel's element pointer, for example).
-    void* extra = nullptr;
-
-    // Intrusive links, owned by whichever queue the node is in.
-    select_node* next_ = nullptr;
-    select_node* prev_ = nullptr;
-    bool queued_ = false;
+    /// Attaches the registering resource's record (before the node is
+    /// queued; the record must outlive the wait). nothrow.
+    void attach(wait_record& r) noexcept { record_ = &r; }
+    /// The record attached by the resource, as that resource's own record
+    /// type `R` (the resource names the type it attached). nothrow.
+    template <std::derived_from<wait_record> R>
+    R& record() const noexcept {
+        return static_cast<R&>(*record_);
+    }
 
     std::atomic<std::uintptr_t>* status_word() const noexcept { return status_; }
 
 private:
+    friend class node_queue;  // the only code that touches the links
+
     context* waiter_;
     std::atomic<std::uintptr_t>* status_ = nullptr;
     std::atomic<int>* park_counter_ = nullptr;
@@ -158,6 +179,11 @@ private:
     // the waiter is awake, unpark_waiter()): one flag for every way a wait
     // completes, so every waiter re-checks the same condition after park().
     std::atomic<bool> released_{false};
+    wait_record* record_ = nullptr;
+    // Intrusive links, owned by whichever node_queue the node is in.
+    select_node* next_ = nullptr;
+    select_node* prev_ = nullptr;
+    bool queued_ = false;
 };
 
 /// What a resource provides to be waited on by `waituntil` (DESIGN rule 4).
@@ -176,12 +202,21 @@ concept selectable = requires(R& r, select_node& n) {
 };
 
 /// An intrusive FIFO of select nodes. Not synchronised: the owning resource
-/// protects it with its own lock.
+/// protects it with its own lock. The only owner of the nodes' links: a
+/// node is in at most one queue at a time (a resource's wait queue, or a
+/// list of waiters to wake after unlocking).
 class node_queue {
 public:
+    node_queue() noexcept = default;
+    node_queue(const node_queue&) = delete;
+    node_queue& operator=(const node_queue&) = delete;
+
     bool empty() const noexcept { return head_ == nullptr; }
     std::size_t size() const noexcept { return size_; }
     select_node* front() const noexcept { return head_; }
+    /// The node after `n` in the queue `n` is in (nullptr at the end). Read
+    /// it before removing `n` to walk a queue while dropping nodes.
+    static select_node* next_of(const select_node& n) noexcept { return n.next_; }
 
     void push_back(select_node& n) noexcept {
         n.next_ = nullptr;
@@ -221,19 +256,11 @@ public:
     void defer_wake(select_node& n) noexcept {
         if (n.commit()) push_back(n);
     }
-    /// After unlocking: unparks every deferred waiter. Each node's link is
-    /// read before its unpark, the last touch.
+    /// After unlocking: unparks every deferred waiter, in FIFO order. Each
+    /// node is unlinked before its unpark, the last touch (unlinking the
+    /// front node writes only the links of the node after it).
     void unpark_all() noexcept {
-        select_node* n = head_;
-        head_ = tail_ = nullptr;
-        size_ = 0;
-        while (n) {
-            select_node* next = n->next_;
-            n->next_ = n->prev_ = nullptr;
-            n->queued_ = false;  // it is in no resource's queue any more
-            n->unpark_waiter();
-            n = next;
-        }
+        while (select_node* n = pop_front()) n->unpark_waiter();
     }
 
 private:

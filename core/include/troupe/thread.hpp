@@ -61,9 +61,10 @@ public:
 
     /// Starts `f(args...)` on cluster `c`.
     template <class F, class... Args>
-        requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
-    thread(cluster& c, F&& f, Args&&... args)
-        : thread(thread_attributes{0, &c, nullptr}, std::forward<F>(f), std::forward<Args>(args)...) {}
+    requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...> thread(cluster& c, F&& f,
+                                                                                Args&&... args)
+        : thread(thread_attributes{0, &c, nullptr}, std::forward<F>(f),
+                 std::forward<Args>(args)...) {}
 
     /// Starts `f(args...)` with explicit attributes.
     template <class F, class... Args>

@@ -1,12 +1,17 @@
 #pragma once
-/// The machine's layout (through hwloc): hardware threads, how far apart two
-/// of them are, grouping by distance, and binding a kernel thread to one.
+/// The machine's layout: hardware threads, how far apart two of them are,
+/// grouping by distance, and binding a kernel thread to one.
 ///
 ///     troupe::topology t;                              // this machine
 ///     troupe::topology s{"pack:2 numa:2 core:4 pu:2"};  // synthetic, for tests
 ///     auto d = s.distance_between(0, 9);               // distance::same_package
 ///
-/// Hardware threads are numbered by hwloc's logical PU index (0..pu_count-1).
+/// hwloc is optional (`-Dtopology=auto|enabled|disabled`; `topology_has_hwloc`
+/// says which this build is). With hwloc, hardware threads are numbered by
+/// hwloc's logical PU index (0..pu_count-1). Without it, this machine is the
+/// flat topology (`topology::flat()`): one package and one NUMA node, one
+/// core per hardware thread the affinity mask allowed when it was built,
+/// numbered in ascending OS CPU order; synthetic descriptions then throw.
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -14,7 +19,17 @@
 #include <string_view>
 #include <vector>
 
+#include "troupe/config.hpp"
+
 namespace troupe {
+
+/// Whether this build of troupe reads the machine through hwloc (and so
+/// knows SMT siblings, caches, NUMA nodes, and synthetic descriptions).
+#if defined(TROUPE_HAS_HWLOC)
+inline constexpr bool topology_has_hwloc = true;
+#else
+inline constexpr bool topology_has_hwloc = false;
+#endif
 
 /// How far apart two hardware threads are, nearest first.
 enum class distance : unsigned char {
@@ -31,12 +46,19 @@ const char* to_string(distance d) noexcept;
 
 class topology {
 public:
-    /// Loads this machine's topology. Throws std::runtime_error on failure.
+    /// Loads this machine's topology (through hwloc if the build has it,
+    /// else the flat topology). Throws std::runtime_error if hwloc fails,
+    /// std::bad_alloc.
     topology();
     /// Builds a synthetic topology from an hwloc description such as
     /// "pack:2 numa:2 core:4 pu:2". Throws std::invalid_argument if hwloc
-    /// rejects it.
+    /// rejects it, or if this build has no hwloc.
     explicit topology(std::string_view synthetic);
+    /// This machine as a flat topology, in every build: one package, one
+    /// NUMA node, one core per hardware thread the calling thread's
+    /// affinity mask allows (PU i is the i-th allowed OS CPU). Throws
+    /// std::bad_alloc only.
+    static topology flat();
     ~topology();
     topology(topology&& o) noexcept;
     topology& operator=(topology&&) = delete;
@@ -69,6 +91,7 @@ public:
 
 private:
     struct impl;
+    explicit topology(impl* i) noexcept;
     impl* impl_;
 };
 
@@ -92,7 +115,8 @@ namespace detail {
 /// controller files under `cgroup_root` (normally "/sys/fs/cgroup"); the
 /// smallest limit along the path to the root; nullopt if unlimited or
 /// unknown. Exposed for tests.
-std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup, const std::string& cgroup_root) noexcept;
+std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup,
+                                       const std::string& cgroup_root) noexcept;
 }  // namespace detail
 
 }  // namespace troupe

@@ -16,9 +16,9 @@
 /// Any number of locks of any mix of `lockable` types (std::mutex,
 /// std::recursive_mutex, every troupe lock, `troupe::sout`, user types with
 /// lock()/unlock(); a `lock_ref` stands for the lock it names). An empty
-/// lock list does not compile: it would protect nothing. This header needs only the standard library; it calls nothing
-/// but the locks' own lock() and unlock(), so it works the same from troupe
-/// user threads, OS threads and actor behaviours.
+/// lock list does not compile: it would protect nothing. This header needs only the standard
+/// library; it calls nothing but the locks' own lock() and unlock(), so it works the same from
+/// troupe user threads, OS threads and actor behaviours.
 ///
 /// Order and cost. Locks are acquired in ascending address order. The
 /// addresses are sorted by a branch-free sorting network for 2 to 8 locks

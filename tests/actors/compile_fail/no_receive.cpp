@@ -1,3 +1,4 @@
+// expect: has no `allocation receive(M&)` for this message type
 // Must NOT compile: the actor has no receive for this message type.
 #include "troupe/actors.hpp"
 

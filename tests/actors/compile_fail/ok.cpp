@@ -1,3 +1,4 @@
+// expect-compile
 // Must compile: the control case for the compile-fail tests.
 #include "troupe/actors.hpp"
 

@@ -1,3 +1,4 @@
+// expect: must outlive its receive
 // Must NOT compile: a temporary message would be gone before its receive.
 #include "troupe/actors.hpp"
 

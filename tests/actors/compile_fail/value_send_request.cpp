@@ -1,3 +1,4 @@
+// expect: a request belongs to its requester
 // Must NOT compile: a request carries its requester's future; the runtime
 // cannot own it.
 #include "troupe/actors.hpp"

@@ -1,3 +1,4 @@
+// expect-compile
 // Control case: the same program with a receive and a registration compiles.
 #include "troupe/remote.hpp"
 

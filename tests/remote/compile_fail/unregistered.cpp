@@ -1,3 +1,4 @@
+// expect: this message type is not registered for remote sends
 // A remote send of a message type that is not registered must not compile.
 #include "troupe/remote.hpp"
 

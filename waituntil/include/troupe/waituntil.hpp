@@ -132,9 +132,11 @@ template <class R, class Body = detail::wu::no_body>
     using res = std::remove_cvref_t<R>;
     using body_t = std::decay_t<Body>;
     if constexpr (std::is_lvalue_reference_v<R>) {
-        return detail::wu::clause<detail::wu::ref_holder<res>, body_t>{resource, std::forward<Body>(body)};
+        return detail::wu::clause<detail::wu::ref_holder<res>, body_t>{resource,
+                                                                       std::forward<Body>(body)};
     } else if constexpr (std::is_same_v<res, timeout>) {
-        return detail::wu::clause<detail::wu::timeout_holder, body_t>{resource, std::forward<Body>(body)};
+        return detail::wu::clause<detail::wu::timeout_holder, body_t>{resource,
+                                                                      std::forward<Body>(body)};
     } else {
         static_assert(std::is_move_constructible_v<res>,
                       "troupe::on: a temporary resource must be movable (pass an lvalue instead)");
@@ -185,7 +187,8 @@ template <class Body>
 
 /// A guarded otherwise.
 template <class Body>
-[[nodiscard]] detail::wu::otherwise_clause<Body> when(bool guard, detail::wu::otherwise_clause<Body> e) {
+[[nodiscard]] detail::wu::otherwise_clause<Body> when(bool guard,
+                                                      detail::wu::otherwise_clause<Body> e) {
     e.add_guard(guard);
     return e;
 }
@@ -211,8 +214,8 @@ template <immovable_tree L, immovable_tree R>
 /// the header comment.
 template <detail::wu::immovable_tree Tree>
 auto waituntil(Tree tree) {
-    return detail::wu::run_statement(tree, static_cast<detail::wu::otherwise_clause<detail::wu::no_body>*>(nullptr),
-                                     0);
+    return detail::wu::run_statement(
+        tree, static_cast<detail::wu::otherwise_clause<detail::wu::no_body>*>(nullptr), 0);
 }
 
 /// As waituntil(tree), running `e` instead of blocking when nothing is
@@ -227,8 +230,9 @@ auto waituntil(Tree tree, detail::wu::otherwise_clause<Else> e) {
 /// written order.
 template <detail::wu::immovable_tree Tree>
 auto waituntil(rotation& r, Tree tree) {
-    return detail::wu::run_statement(tree, static_cast<detail::wu::otherwise_clause<detail::wu::no_body>*>(nullptr),
-                                     r.advance());
+    return detail::wu::run_statement(
+        tree, static_cast<detail::wu::otherwise_clause<detail::wu::no_body>*>(nullptr),
+        r.advance());
 }
 
 /// Fair mode with an otherwise clause.

@@ -19,18 +19,17 @@ namespace troupe {
 
 template <class T>
 channel<T>::~channel() {
-    select_node* chain = nullptr;
-    select_node** tail = &chain;
+    node_queue woken;
     lock_.lock();
     closed_.store(true, std::memory_order_release);
-    const std::size_t consumers = collect_closed(consumers_, tail);
-    const std::size_t producers = collect_closed(producers_, tail);
+    const std::size_t consumers = collect_closed(consumers_, woken);
+    const std::size_t producers = collect_closed(producers_, woken);
     bool leaving = !consumers_.empty() || !producers_.empty();
     lock_.unlock();
     // Released threads never touch the channel again: plain waiters only read
     // their own wait record and throw; select clauses were detached (see
     // detail::link) and consult only their record.
-    wake_chain(chain);
+    woken.unpark_all();
     // Nodes still queued belong to select clauses that are unregistering
     // right now (awake, their statement decided): each takes lock_ once to
     // dequeue itself and never touches the channel after that unlock. Wait
@@ -58,7 +57,8 @@ channel<T>::~channel() {
     auto& registry = detail::channel_statistics_registry::get();
     registry.add(stats_);
     if (registry.mode() == channel_statistics_report::per_channel)
-        std::fprintf(stderr, "troupe statistics: %s: %s\n", detail::describe("channel", name_, this).c_str(),
+        std::fprintf(stderr, "troupe statistics: %s: %s\n",
+                     detail::describe("channel", name_, this).c_str(),
                      detail::format_channel_counts(stats_).c_str());
 #endif
 }
@@ -151,7 +151,7 @@ void channel<T>::insert(T&& v) {
     detail::channel_waiter w;
     w.elem = &v;
     select_node self{this_context()};
-    self.extra = &w;
+    self.attach(w);
     producers_.push_back(self);
     TROUPE_CHANNEL_COUNT(blocked_inserts);
     lock_.unlock();
@@ -181,7 +181,7 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
     detail::channel_waiter w;
     w.elem = dst;
     select_node self{this_context()};
-    self.extra = &w;
+    self.attach(w);
     consumers_.push_back(self);
     TROUPE_CHANNEL_COUNT(blocked_removes);
     lock_.unlock();
@@ -227,23 +227,19 @@ std::size_t channel<T>::flush(const T& v)
     std::size_t served = 0;
     if constexpr (std::is_nothrow_copy_constructible_v<T>) {
         // One critical section: copy into every waiting consumer, wake after.
-        select_node* chain = nullptr;
-        select_node** tail = &chain;
+        node_queue woken;
         lock_.lock();
         while (select_node* c = detail::pop_claimed(consumers_)) {
             auto& w = detail::waiter_of(*c);
             ::new (w.elem) T(v);
             w.state.store(detail::handoff::done, std::memory_order_release);
             detail::detach(*c);
-            if (c->commit()) {
-                *tail = c;
-                tail = &c->next_;
-            }
+            woken.defer_wake(*c);  // under the lock (see owed_unpark)
             ++served;
             TROUPE_CHANNEL_COUNT(inserts);
         }
         lock_.unlock();
-        wake_chain(chain);
+        woken.unpark_all();
     } else {
         // A copy may throw: make each copy outside the lock, then hand it over.
         const std::size_t waiting = waiting_consumers();
@@ -268,7 +264,7 @@ std::size_t channel<T>::flush(const T& v)
 }
 
 template <class T>
-std::size_t channel<T>::collect_closed(node_queue& q, select_node**& tail) noexcept {
+std::size_t channel<T>::collect_closed(node_queue& q, node_queue& woken) noexcept {
     std::size_t n = 0;
     // pop_claimed drops clauses whose statement already finished (a lost
     // exclusive clause is detached, never woken) and skips leaving ones.
@@ -276,10 +272,7 @@ std::size_t channel<T>::collect_closed(node_queue& q, select_node**& tail) noexc
         auto& rec = detail::waiter_of(*w);
         rec.state.store(detail::handoff::closed, std::memory_order_release);
         detail::detach(*w);
-        if (w->commit()) {  // else its waiter is awake: never touch it again
-            *tail = w;
-            tail = &w->next_;
-        }
+        woken.defer_wake(*w);  // only if owed: an awake waiter is never touched again
         ++n;
     }
     return n;
@@ -287,18 +280,17 @@ std::size_t channel<T>::collect_closed(node_queue& q, select_node**& tail) noexc
 
 template <class T>
 void channel<T>::close() noexcept {
-    select_node* chain = nullptr;
-    select_node** tail = &chain;
+    node_queue woken;
     lock_.lock();
     if (closed_.load(std::memory_order_relaxed)) {
         lock_.unlock();
         return;
     }
     closed_.store(true, std::memory_order_release);
-    collect_closed(consumers_, tail);  // consumers first, as in Cforall
-    collect_closed(producers_, tail);
+    collect_closed(consumers_, woken);  // consumers first, as in Cforall
+    collect_closed(producers_, woken);
     lock_.unlock();
-    wake_chain(chain);
+    woken.unpark_all();
 }
 
 template <class T>
@@ -322,14 +314,15 @@ bool channel<T>::register_remove(select_node& n, detail::channel_waiter& w, bool
 }
 
 template <class T>
-bool channel<T>::finish_register(select_node& n, detail::channel_waiter& w, outcome r, select_node* wake,
-                                 node_queue& q) {
+bool channel<T>::finish_register(select_node& n, detail::channel_waiter& w, outcome r,
+                                 select_node* wake, node_queue& q) {
     // A node that is not queued is detached at once: its clause's unregister
     // then needs no lock (and no channel).
     switch (r) {
     case outcome::done:
         w.state.store(detail::handoff::done, std::memory_order_relaxed);
-        w.linkage.store(detail::link::detached, std::memory_order_relaxed);  // read by our own thread
+        w.linkage.store(detail::link::detached,
+                        std::memory_order_relaxed);  // read by our own thread
         lock_.unlock();
         if (wake) wake->unpark_waiter();
         return true;

@@ -38,9 +38,10 @@ enum class link : std::uint8_t {
                ///< the channel side skips it and leaves it queued
 };
 
-/// What a queued select_node's `extra` points to. Written by the partner
-/// under the channel lock; `state` is stored (release) before the wake.
-struct channel_waiter {
+/// The record a channel operation attaches to its select_node (a blocked
+/// call's own, or a select clause's). Written by the partner under the
+/// channel lock; `state` is stored (release) before the wake.
+struct channel_waiter : wait_record {
     /// Producer: the T to move from. Consumer: raw storage for a T.
     void* elem = nullptr;
     std::atomic<handoff> state{handoff::waiting};
@@ -51,8 +52,9 @@ struct channel_waiter {
     const char* name = nullptr;
 };
 
-inline channel_waiter& waiter_of(select_node& n) noexcept {
-    return *static_cast<channel_waiter*>(n.extra);
+/// The record of a node queued on a channel (every such node has one).
+inline channel_waiter& waiter_of(const select_node& n) noexcept {
+    return n.record<channel_waiter>();
 }
 
 /// Channel side, under the channel lock: reserves queued node `n` (marks it
@@ -62,7 +64,8 @@ inline bool reserve(select_node& n) noexcept {
     if (n.is_plain()) return true;
     auto expected = link::linked;
     // acq_rel: pairs with the clause's CAS to `leaving`; exactly one wins.
-    return waiter_of(n).linkage.compare_exchange_strong(expected, link::busy, std::memory_order_acq_rel);
+    return waiter_of(n).linkage.compare_exchange_strong(expected, link::busy,
+                                                        std::memory_order_acq_rel);
 }
 /// Channel side, under the lock, after a reserved node left the queue and
 /// its `state` is final: hands the node back to its clause for good. The
@@ -98,7 +101,7 @@ inline bool begin_leaving(channel_waiter& w) noexcept {
 inline select_node* pop_claimed(node_queue& q) noexcept {
     select_node* n = q.front();
     while (n) {
-        select_node* const next = n->next_;
+        select_node* const next = node_queue::next_of(*n);
         if (reserve(*n)) {
             q.remove(*n);
             if (n->try_claim()) return n;
@@ -156,7 +159,8 @@ public:
     /// No partner: release our status for others (we will queue).
     void abort() noexcept {
         if (self_)
-            self_->status_word()->store(std::uintptr_t(select_status::unsat), std::memory_order_release);
+            self_->status_word()->store(std::uintptr_t(select_status::unsat),
+                                        std::memory_order_release);
     }
     /// True once our own statement was won elsewhere during the handshake.
     bool self_lost() const noexcept { return self_lost_; }
@@ -169,7 +173,7 @@ public:
     select_node* claim_front(node_queue& q) noexcept {
         select_node* n = q.front();
         while (n) {
-            select_node* next = n->next_;
+            select_node* next = node_queue::next_of(*n);
             if (self_ && n->status_word() == self_->status_word()) {
                 n = next;  // our own clause: a selector cannot meet itself
                 continue;
@@ -226,7 +230,8 @@ private:
             // the other side can claim us, until its handshake ends.
             auto* mine = self_->status_word();
             mine->store(std::uintptr_t(select_status::unsat), std::memory_order_release);
-            while (theirs->load(std::memory_order_acquire) == std::uintptr_t(select_status::pending) &&
+            while (theirs->load(std::memory_order_acquire) ==
+                       std::uintptr_t(select_status::pending) &&
                    mine->load(std::memory_order_acquire) == std::uintptr_t(select_status::unsat))
                 cpu_relax();
             auto unsat = std::uintptr_t(select_status::unsat);

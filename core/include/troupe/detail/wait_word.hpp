@@ -93,30 +93,23 @@ public:
             n.wake();
             return;
         }
-        n.next_ = nullptr;
-        if (tail_) tail_->next_ = &n; else head_ = &n;
-        tail_ = &n;
+        to_grant_.push_back(n);
     }
     /// How many nodes were added (woken or to grant).
     std::size_t size() const noexcept { return count_; }
     /// After L is released: grants and unparks each plain node in FIFO
-    /// order. The link and the waiter are read before the grant, which is
-    /// the last touch of the node.
+    /// order. The node is unlinked and its waiter read before the grant,
+    /// which is the last touch of the node.
     void grant_all() noexcept {
-        select_node* n = head_;
-        head_ = tail_ = nullptr;
-        while (n) {
-            select_node* next = n->next_;
+        while (select_node* n = to_grant_.pop_front()) {
             context& c = n->waiter();
             n->grant();
             unpark(c);
-            n = next;
         }
     }
 
 private:
-    select_node* head_ = nullptr;
-    select_node* tail_ = nullptr;
+    node_queue to_grant_;
     std::size_t count_ = 0;
 };
 

@@ -244,7 +244,8 @@ TROUPE_MUTEX_INLINE_ void release_fixed(const E* a) noexcept {
 }
 
 template <class E, std::size_t... I>
-TROUPE_MUTEX_INLINE_ void acquire_unrolled(const E* a, std::size_t& taken, std::index_sequence<I...>) {
+TROUPE_MUTEX_INLINE_ void acquire_unrolled(const E* a, std::size_t& taken,
+                                           std::index_sequence<I...>) {
     ((repeats(a, I) ? void() : detail::target(a[I]).lock(), taken = I + 1), ...);
 }
 

@@ -121,7 +121,9 @@ public:
     /// Whether a resource claimed this node after registration: its wake()
     /// (a counter increment) is owed. Final once the node is unregistered,
     /// since resources claim queued nodes only under their own lock.
-    bool owes_increment() const noexcept { return constructed_ && !immediate_ && status() != unsat; }
+    bool owes_increment() const noexcept {
+        return constructed_ && !immediate_ && status() != unsat;
+    }
     /// No resource will touch the node again: it was never claimed after
     /// registration, or its resource made its last touch (released).
     bool settled() const noexcept { return !owes_increment() || node().released(); }
@@ -179,7 +181,8 @@ private:
 template <class R>
 class value_holder {
 public:
-    explicit value_holder(R&& r) noexcept(std::is_nothrow_move_constructible_v<R>) : r_(std::move(r)) {}
+    explicit value_holder(R&& r) noexcept(std::is_nothrow_move_constructible_v<R>)
+        : r_(std::move(r)) {}
     value_holder(value_holder&&) noexcept(std::is_nothrow_move_constructible_v<R>) = default;
     R& get() noexcept { return r_; }
 

@@ -230,7 +230,8 @@ void finish_general(Tree& t, statement& s, std::size_t rotation, std::exception_
     // value. A wake that leaves it non-zero does not unpark, so once it is
     // reached nobody will touch this statement again.
     const int final_count = owed - s.decrements;
-    for (int spins = 0; s.counter.load(std::memory_order_acquire) != final_count; ++spins) pause(spins);
+    for (int spins = 0; s.counter.load(std::memory_order_acquire) != final_count; ++spins)
+        pause(spins);
     // The wake that brought the counter to 0 unparks after its increment,
     // reading its node: wait for that last touch too (select_node::released)
     // before any node can go out of scope.

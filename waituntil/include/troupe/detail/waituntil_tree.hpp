@@ -87,7 +87,8 @@ public:
     static constexpr bool is_waituntil_tree = true;
     static constexpr std::size_t leaves = 1;
     static constexpr bool has_and = false;
-    static constexpr bool hinted = ready_hinted<std::remove_cvref_t<decltype(std::declval<Holder&>().get())>>;
+    static constexpr bool hinted =
+        ready_hinted<std::remove_cvref_t<decltype(std::declval<Holder&>().get())>>;
     static constexpr bool all_hinted = hinted;
 
     /// Builds the holder from `r` and the body from `b` in place.
@@ -96,8 +97,11 @@ public:
     // A clause tree exists only as the temporary written inside one
     // waituntil call: it cannot be copied or moved, so a stored tree can be
     // passed nowhere (see immovable_tree).
+    // The compiler quotes these lines in its diagnostic: one line each.
+    // clang-format off
     clause(const clause&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     clause(clause&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    // clang-format on
     clause& operator=(clause&&) = delete;
 
     void add_guard(bool g) noexcept { guard_ = guard_ && g; }
@@ -131,7 +135,9 @@ public:
     int gsnapshot() noexcept { return el_.snapshot(); }
     template <class Done>
     void gcheck(Done&, std::size_t) {
-        if (el_.runnable()) body_ran_ |= run_and_unregister(res_.get(), el_, [&] { invoke_body(body_, res_.get()); });
+        if (el_.runnable())
+            body_ran_ |=
+                run_and_unregister(res_.get(), el_, [&] { invoke_body(body_, res_.get()); });
     }
     void gunregister_rest() {
         if (!el_.done()) el_.set_pending(el_.unregister_from(res_.get()));
@@ -188,7 +194,8 @@ class range_clause {
         resource r;
         element el;
     };
-    using slot = std::conditional_t<std::is_lvalue_reference_v<produced>, by_ref_slot, by_value_slot>;
+    using slot =
+        std::conditional_t<std::is_lvalue_reference_v<produced>, by_ref_slot, by_value_slot>;
 
 public:
     static constexpr bool is_waituntil_tree = true;
@@ -197,9 +204,13 @@ public:
     static constexpr bool hinted = ready_hinted<resource>;
     static constexpr bool all_hinted = hinted;
 
-    range_clause(View v, Proj p, Body b) : view_(std::move(v)), proj_(std::move(p)), body_(std::move(b)) {}
+    range_clause(View v, Proj p, Body b)
+        : view_(std::move(v)), proj_(std::move(p)), body_(std::move(b)) {}
+    // The compiler quotes these lines in its diagnostic: one line each.
+    // clang-format off
     range_clause(const range_clause&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     range_clause(range_clause&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    // clang-format on
     range_clause& operator=(range_clause&&) = delete;
 
     void add_guard(bool g) noexcept { guard_ = guard_ && g; }
@@ -245,7 +256,8 @@ public:
     bool xrun(std::uintptr_t st) {
         const std::size_t i = find(st);
         done_ = true;
-        if (run_selected(slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i, slots_[i].get()); }))
+        if (run_selected(slots_[i].get(), slots_[i].el,
+                         [&] { invoke_body(body_, i, slots_[i].get()); }))
             body_ran_ = true;
         return body_ran_;
     }
@@ -272,17 +284,20 @@ public:
             slot& sl = slots_[i];
             if (sl.el.runnable()) {
                 done_ = true;
-                body_ran_ |= run_and_unregister(sl.get(), sl.el, [&] { invoke_body(body_, i, slots_[i].get()); });
+                body_ran_ |= run_and_unregister(sl.get(), sl.el,
+                                                [&] { invoke_body(body_, i, slots_[i].get()); });
             }
         }
     }
     void gunregister_rest() {
         for (std::size_t i = 0; i < slots_.size(); ++i)
-            if (!slots_[i].el.done()) slots_[i].el.set_pending(slots_[i].el.unregister_from(slots_[i].get()));
+            if (!slots_[i].el.done())
+                slots_[i].el.set_pending(slots_[i].el.unregister_from(slots_[i].get()));
     }
     int gowed() const noexcept {
         int owed = 0;
-        for (std::size_t i = 0; i < slots_.size(); ++i) owed += slots_[i].el.owes_increment() ? 1 : 0;
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            owed += slots_[i].el.owes_increment() ? 1 : 0;
         return owed;
     }
     bool gsettled() const noexcept {
@@ -296,12 +311,15 @@ public:
         for (std::size_t k = 0, start = rotation % n; k < n; ++k) {
             const std::size_t i = (start + k) % n;
             if (slots_[i].el.pending()) done_ = true;
-            body_ran_ |= run_pending(slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i, slots_[i].get()); }, first);
+            body_ran_ |= run_pending(
+                slots_[i].get(), slots_[i].el, [&] { invoke_body(body_, i, slots_[i].get()); },
+                first);
         }
     }
 
     void unregister_all() {
-        for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i].el.unregister_from(slots_[i].get());
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            slots_[i].el.unregister_from(slots_[i].get());
     }
 
 private:
@@ -335,8 +353,11 @@ public:
     /// Refers to both subtrees: they are temporaries of the same
     /// full-expression (the waituntil statement), so nothing is moved.
     junction(L& l, R& r) noexcept : l_(l), r_(r) {}
+    // The compiler quotes these lines in its diagnostic: one line each.
+    // clang-format off
     junction(const junction&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     junction(junction&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    // clang-format on
     junction& operator=(junction&&) = delete;
 
     void add_guard(bool g) noexcept {
@@ -376,8 +397,11 @@ public:
     static constexpr bool all_hinted = T::all_hinted;
 
     guarded(T& t, bool guard) noexcept : t_(t) { t_.add_guard(guard); }
+    // The compiler quotes these lines in its diagnostic: one line each.
+    // clang-format off
     guarded(const guarded&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
     guarded(guarded&&) = delete;  // waituntil: a clause tree cannot be stored, copied or moved; write it inside the waituntil call
+    // clang-format on
     guarded& operator=(guarded&&) = delete;
 
     void add_guard(bool g) noexcept { t_.add_guard(g); }
@@ -404,7 +428,8 @@ concept clause_tree = requires { std::remove_cvref_t<T>::is_waituntil_tree; };
 /// objects, which live until the end of the full-expression (the waituntil
 /// call) under the Itanium C++ ABI that troupe's platforms use.
 template <class T>
-concept immovable_tree = clause_tree<T> && !std::is_move_constructible_v<T> && !std::is_copy_constructible_v<T>;
+concept immovable_tree =
+    clause_tree<T> && !std::is_move_constructible_v<T> && !std::is_copy_constructible_v<T>;
 
 /// `otherwise(body)`, optionally guarded.
 template <class Body>

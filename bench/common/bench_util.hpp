@@ -1,12 +1,14 @@
 #pragma once
-// Shared by every benchmark program and its C++ peer twins (bench/peers/;
-// the actor programs reach it through bench/actors/bench_common.hpp):
-// option parsing, a clock, and the one output format the harness reads,
+// The one header shared by every benchmark program and its C++ peer twins
+// (bench/<module>/, bench/peers/): option parsing, a clock and stopwatch,
+// peak RSS, and the one output format the harness reads,
 //
 //     RESULT bench=<name> system=<system> metric=<metric> value=<number> <param>=<value>...
 //
 // (bench/README.md, "RESULT lines"). Header-only, no troupe dependency, so the
 // twins link nothing but their own system.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -74,6 +76,30 @@ inline std::string option_text(int argc, char** argv, const char* name, const ch
             return a + 3 + len;
     }
     return fallback;
+}
+
+/// Measures seconds since its construction.
+class stopwatch {
+public:
+    stopwatch() : t0_(clock::now()) {}
+    double seconds() const { return bench::seconds(t0_, clock::now()); }
+
+private:
+    clock::time_point t0_;
+};
+
+/// Peak resident set of this process, in KiB.
+inline long max_rss_kb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+/// Parameters "workers=N" (plus extra, e.g. "steal=random"), for RESULT lines.
+inline std::string params(long workers, const std::string& extra = {}) {
+    std::string p = "workers=" + std::to_string(workers);
+    if (!extra.empty()) p += " " + extra;
+    return p;
 }
 
 /// Prints one RESULT line; `params` is "" or "k=v k=v".
