@@ -70,7 +70,7 @@ for pc in "$pcdir"/troupe*.pc; do
   fi
 done
 ! grep -qi hwloc "$pcdir"/troupe*.pc || fail "a .pc file of a build without hwloc names hwloc"
-! grep -qi hwloc "$(find "$prefix" -name troupeConfig.cmake)" ||
+! grep -v '^[[:space:]]*#' "$(find "$prefix" -name troupeConfig.cmake)" | grep -qi hwloc ||
   fail "the CMake package of a build without hwloc names hwloc"
 ! grep -q 'TROUPE_HAS_HWLOC 1' "$prefix/include/troupe/config.hpp" ||
   fail "config.hpp of a build without hwloc claims hwloc"
