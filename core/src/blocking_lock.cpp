@@ -13,7 +13,8 @@
 //   unlock fast    me -> 0                      (fails on any flag bit)
 //   enqueue        O[|W] -> O[|W]|L, push, store O|W
 //   hand-off       me|W -> me|W|L, pop first live node N,
-//                  store N|W or N (queue empty) or 0 (no live node)
+//                  store N|W or N (queue empty) or 0 (no live node);
+//                  a waituntil node N: store N[|W]|L, commit, then release L
 //   select win     0 -> L, claim, store me (won) or 0 (lost)
 //   cv grant       0 -> L, store waiter
 // Invariants:
@@ -172,22 +173,31 @@ void blocking_lock_base::hand_off_locked() noexcept {
     }
     context& next = n->waiter();
     count_ = 1;  // I3: before the store naming the new owner
-    // General mode must commit under L: its waiter may finish its statement
-    // as soon as it can take L again.
-    const bool owed = n->commit();
-    const bool select_waiter = !n->is_plain();
-    // One store: the new owner, W iff more wait, L released (I1, I4). A
-    // plain waiter re-checks the word after park(), so from here on its node
-    // may be gone and only `next` is touched. A waituntil waiter re-checks
-    // its node's released() flag instead, so its node stays valid until
-    // unpark_waiter() sets that flag (which must happen, or it parks again).
-    unlock_queue(word_, with_waiters(to_word(next), waiting_));
-    if (owed) {
-        if (select_waiter)
-            n->unpark_waiter();
-        else
-            unpark(next);
+    const std::uintptr_t handed = with_waiters(to_word(next), waiting_);
+    if (n->is_plain()) {
+        // One store: the new owner, W iff more wait, L released (I1, I4). A
+        // plain waiter re-checks the word after park(), so from here on its
+        // node may be gone and only `next` is touched.
+        unlock_queue(word_, handed);
+        unpark(next);
+        return;
     }
+    // A waituntil waiter: name it the owner *before* commit(), L still held.
+    // A general-mode waiter that is awake runs the clause body as soon as
+    // commit() counts the wake (its snapshot is then consistent), so the
+    // word must already name it: else the body would run while the lock
+    // still names the previous owner (owned_by_caller() false, and a
+    // body-side unlock() would see a foreign word). commit() stays under L
+    // because such a waiter may finish its statement (unregister_select
+    // takes L) right after. release: count_ and the critical section are
+    // published with the owner, and commit()'s acq_rel RMW orders this
+    // store before the waiter's acquire of the counter.
+    word_.store(handed | queue_lock_bit, std::memory_order_release);
+    const bool owed = n->commit();
+    unlock_queue(word_, handed);
+    // A waituntil waiter re-checks its node's released() flag after park(),
+    // so its node stays valid until unpark_waiter() sets that flag.
+    if (owed) n->unpark_waiter();
 }
 
 std::size_t blocking_lock_base::waiters() const noexcept {

@@ -282,12 +282,15 @@ fiber* processor::idle() noexcept {
             return f;
         }
         if (retire_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) break;
-        if ((i & 15) == 15) {
-            if (now_ns() - start >= budget) break;
-            std::this_thread::yield();  // let the kernel run whoever needs this core
-        } else {
-            cpu_relax();
-        }
+        // Poll with pause only, never sched_yield: on a loaded machine a
+        // yield hands this core to another process for a whole time slice,
+        // and an OS thread of ours woken meanwhile (a channel consumer, a
+        // joiner) waited for it. Measured: the worker pool with an OS-thread
+        // consumer beside niced compiles took 0.4-0.8 s with a yield every
+        // 16 polls, 0.02-0.05 s without (bench/RESULTS.md). The spin is
+        // bounded by the adaptive budget instead.
+        if ((i & 15) == 15 && now_ns() - start >= budget) break;
+        cpu_relax();
     }
     spin_estimate_ns_ /= 2;
 

@@ -4,15 +4,13 @@
 /// troupe/config.hpp, so every translation unit sees the same value.
 #include "troupe/config.hpp"
 
-/// A user thread that must wait for a channel partner first yields this many
-/// times (letting other user threads of its processor run, often the very
-/// partner) before it parks. When the partner completes the operation during
-/// that window, its wake only banks a permit: no ready-queue push, no
-/// processor wake-up. A yield on an otherwise idle processor costs about a
-/// tenth of a microsecond. (Pause-instruction spinning was measured far
-/// slower on this project's virtual machines, so user threads do not spin.)
+/// Yields a user thread makes, waiting for a channel partner, before it
+/// parks. Default 0: parking at once lets the scheduler's hand-off placement
+/// put the waiter on its partner's processor, so a producer/consumer pair
+/// ends up sharing one core and its cache (see docs/channels.md). A yield
+/// window keeps a pair on two cores instead (each element crosses cores).
 #ifndef TROUPE_CHANNEL_WAIT_YIELDS
-#define TROUPE_CHANNEL_WAIT_YIELDS 16
+#define TROUPE_CHANNEL_WAIT_YIELDS 0
 #endif
 
 /// Pause instructions an OS thread (which has no cheap yield) spins on its
