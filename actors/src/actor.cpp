@@ -359,7 +359,8 @@ std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statisti
     return os << "  statistics not built in (configure troupe with -Dstatistics=true)\n";
 #else
     os << "  actors created:         " << s.actors_created << '\n'
-       << "  messages sent:          " << s.messages_sent << '\n'
+       << "  messages sent:          " << s.messages_sent << " (" << s.cross_worker_sends
+       << " by behaviours to another worker's mailbox)\n"
        << "  messages received:      " << s.messages_received << '\n'
        << "  gulps:                  " << s.gulps << " (average " << s.average_gulp() << " messages)\n"
        << "  missed gulps:           " << s.missed_gulps << '\n'

@@ -63,7 +63,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 }
 
 struct worker_counters {
-    std::atomic<std::uint64_t> created{0}, sent{0}, received{0}, gulps{0}, gulped{0}, missed{0},
+    std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0}, missed{0},
         steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0}, parks{0};
 };
 

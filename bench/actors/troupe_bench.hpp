@@ -1,6 +1,7 @@
 #pragma once
 // troupe side of the actor benchmarks: the executor configuration from argv
-// (--workers=N, --steal=none|random|longest|locality).
+// (--workers=N, --steal=none|random|longest|locality,
+// --placement=grouped|spread, --run=N: placement of actors main creates).
 #include <string>
 
 #include "bench_common.hpp"
@@ -15,6 +16,8 @@ inline troupe::executor_config config(int argc, char** argv) {
     cfg.stealing = steal != "none";
     if (steal == "random") cfg.victims = troupe::victim_policy::random;
     if (steal == "locality") cfg.victims = troupe::victim_policy::locality;
+    if (sarg(argc, argv, "placement", "grouped") == "spread") cfg.placement = troupe::external_placement::spread;
+    cfg.placement_run = static_cast<std::size_t>(arg(argc, argv, "run", troupe::actor_defaults::placement_run));
     return cfg;
 }
 
