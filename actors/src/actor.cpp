@@ -207,7 +207,7 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
         const bool wake = mb.sleepers->load(std::memory_order_relaxed) != 0;
         mb.lock.unlock();
         if (wake) [[unlikely]]
-            wake_owner(mb);
+            mb.exec->wake_for_external_send(mb);
     }
 #if defined(TROUPE_STATISTICS)
     note_sent(a);

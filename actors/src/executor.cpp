@@ -186,6 +186,18 @@ void executor::wake_one_parked(std::size_t from) noexcept {
 
 void wake_owner(mailbox& mb) noexcept { mb.exec->wake(mb.owner.load(std::memory_order_acquire)); }
 
+void executor::wake_for_external_send(mailbox& mb) noexcept {
+    const std::size_t o = mb.owner.load(std::memory_order_acquire);
+    wake(o);  // nothing unless the owner is parked
+    // The owner is busy in a batch (relaxed: a hint; 0 between batches)
+    // while a worker sleeps: the envelope would wait behind that batch.
+    // Grouped placement puts up to a run of actors created together on one
+    // worker, so independent actors created by main would run one after
+    // another on it while the others sleep. Wake one to steal (rate-limited;
+    // once it sees a batch running, it parks with a timeout and keeps looking).
+    if (stealing && workers[o]->batch_began.load(std::memory_order_relaxed) != 0) wake_helper(o);
+}
+
 void executor::shut_down_workers() {
     // Dekker with park_idle: either the worker sees `shutdown` after its
     // announce, or we see it parked and wake it.

@@ -214,6 +214,10 @@ public:
     void wake(std::size_t w) noexcept;
     // Wakes one parked worker to look for work (rate-limited).
     void wake_helper(std::size_t from) noexcept;
+    // After an external send that saw `sleepers` != 0 under mb's lock: wakes
+    // mb's owner if it is parked, or a parked helper if the owner is inside
+    // a batch (rate-limited).
+    void wake_for_external_send(mailbox& mb) noexcept;
     // Wakes one parked worker other than `from`, if any (not rate-limited).
     void wake_one_parked(std::size_t from) noexcept;
     actor_statistics statistics() const;

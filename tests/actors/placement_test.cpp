@@ -3,6 +3,7 @@
 // FIFO per sender whatever the layout, and every worker getting work when
 // there is enough of it.
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -204,4 +205,49 @@ TEST_CASE("sends from threads that create actors concurrently stay FIFO under ei
                 }
         });
     }
+}
+
+namespace {
+
+struct go : troupe::message {};
+std::atomic<bool> a_started{false}, b_ran{false};
+
+// Holds its worker (a busy wait, no troupe primitive: no block hook) until
+// the other actor has run.
+struct waits_for_b : troupe::actor {
+    troupe::allocation receive(go&) {
+        a_started.store(true, std::memory_order_release);
+        while (!b_ran.load(std::memory_order_acquire)) std::this_thread::yield();
+        return troupe::Finished;
+    }
+};
+struct sets_b : troupe::actor {
+    troupe::allocation receive(go&) {
+        b_ran.store(true, std::memory_order_release);
+        return troupe::Finished;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("grouped placement: a message from main queued behind a busy worker wakes a sleeping one to take it") {
+    // Both actors are in worker 0's first run; worker 1 parked (without a
+    // timeout: no batch was running) before a's behaviour began. Before the
+    // external send woke a helper when the owner was inside a batch, b
+    // waited behind a forever (the watchdog fired).
+    troupe_test::watchdog wd{"message queued behind a busy worker"};
+    a_started = false;
+    b_ran = false;
+    troupe::actor_system sys{2};
+    waits_for_b a;
+    sets_b b;
+    go to_a, to_b;
+    troupe_test::wait_until([&] { return sys.parked_workers() == 2; });
+    a | to_a;
+    troupe_test::wait_until([] { return a_started.load(std::memory_order_acquire); });
+    b | to_b;
+    sys.stop();
+    CHECK(b_ran.load());
+    CHECK(a.finished());
+    CHECK(b.finished());
 }
