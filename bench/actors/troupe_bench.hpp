@@ -16,7 +16,7 @@ inline troupe::executor_config config(int argc, char** argv) {
     cfg.stealing = steal != "none";
     if (steal == "random") cfg.victims = troupe::victim_policy::random;
     if (steal == "locality") cfg.victims = troupe::victim_policy::locality;
-    if (sarg(argc, argv, "placement", "grouped") == "spread") cfg.placement = troupe::external_placement::spread;
+    if (sarg(argc, argv, "placement", "spread") == "grouped") cfg.placement = troupe::external_placement::grouped;
     cfg.placement_run = static_cast<std::size_t>(arg(argc, argv, "run", troupe::actor_defaults::placement_run));
     return cfg;
 }

@@ -84,7 +84,7 @@ std::unique_ptr<member[]> run_groups(const troupe::executor_config& cfg, long co
 }  // namespace
 
 TEST_CASE("grouped placement: a run of consecutive creations shares a worker, the next run the next worker") {
-    // Stealing off, so each actor runs only where placement put it. On the
+    // Stealing off, so each actor runs only where placement put it. With the
     // spread placement (the only rule before grouped placement existed)
     // every group here straddles all workers and this test fails.
     for (std::size_t w : {2u, 3u}) {
@@ -92,7 +92,8 @@ TEST_CASE("grouped placement: a run of consecutive creations shares a worker, th
         troupe_test::watchdog wd{"grouped placement, " + std::to_string(w) + " workers"};
         troupe::executor_config cfg = troupe_test::workers(w);
         cfg.stealing = false;
-        CHECK(cfg.placement == troupe::external_placement::grouped);  // the default
+        CHECK(cfg.placement == troupe::external_placement::spread);  // the default
+        cfg.placement = troupe::external_placement::grouped;
         const long run = 4 * Set;  // groups never straddle two runs
         cfg.placement_run = static_cast<std::size_t>(run);
         const long count = 2 * static_cast<long>(w) * run;
@@ -146,6 +147,7 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
         troupe_test::watchdog wd{"grouped placement with stealing, " + std::string{troupe::to_string(policy)}};
         troupe::executor_config cfg = troupe_test::workers(2);
         cfg.victims = policy;
+        cfg.placement = troupe::external_placement::grouped;
         const long count = 2 * static_cast<long>(cfg.placement_run);
         auto a = run_groups(cfg, count, iterations(10), 200);
         std::vector<std::thread::id> all;
@@ -159,6 +161,7 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
 TEST_CASE("grouped placement, 4 workers with stealing (oversubscribed): every message in order") {
     troupe_test::watchdog wd{"grouped placement, 4 workers"};
     troupe::executor_config cfg = troupe_test::workers(4);
+    cfg.placement = troupe::external_placement::grouped;
     cfg.placement_run = 3 * Set + 1;  // runs that groups straddle
     run_groups(cfg, 8 * static_cast<long>(cfg.placement_run), iterations(10), 50);
 }
@@ -228,17 +231,17 @@ struct sets_b : troupe::actor {
     }
 };
 
-}  // namespace
-
-TEST_CASE("grouped placement: a message from main queued behind a busy worker wakes a sleeping one to take it") {
-    // Both actors are in worker 0's first run; worker 1 parked (without a
-    // timeout: no batch was running) before a's behaviour began. Before the
-    // external send woke a helper when the owner was inside a batch, b
-    // waited behind a forever (the watchdog fired).
-    troupe_test::watchdog wd{"message queued behind a busy worker"};
+// Both actors are in worker 0's mailboxes (tickets 0 and 1 under either
+// placement); worker 1 parked (without a timeout: no batch was running)
+// before a's behaviour began. Before an external send woke a helper when
+// the owner was inside a batch, b waited behind a forever (the watchdog
+// fired).
+void queued_behind_busy_worker(troupe::external_placement placement) {
     a_started = false;
     b_ran = false;
-    troupe::actor_system sys{2};
+    troupe::executor_config cfg = troupe_test::workers(2);
+    cfg.placement = placement;
+    troupe::actor_system sys{cfg};
     waits_for_b a;
     sets_b b;
     go to_a, to_b;
@@ -250,4 +253,14 @@ TEST_CASE("grouped placement: a message from main queued behind a busy worker wa
     CHECK(b_ran.load());
     CHECK(a.finished());
     CHECK(b.finished());
+}
+
+}  // namespace
+
+TEST_CASE("a message from main queued behind a busy worker wakes a sleeping one to take it") {
+    for (auto placement : {troupe::external_placement::spread, troupe::external_placement::grouped}) {
+        CAPTURE(troupe::to_string(placement));
+        troupe_test::watchdog wd{"message queued behind a busy worker"};
+        queued_behind_busy_worker(placement);
+    }
 }

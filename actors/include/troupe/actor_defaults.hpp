@@ -15,7 +15,8 @@ namespace troupe::actor_defaults {
 inline constexpr std::size_t queues_per_worker = 16;
 
 /// Actors created outside the executor that land on one worker before the
-/// next creation moves to the next worker (external_placement::grouped).
+/// next creation moves to the next worker (external_placement::grouped,
+/// which is opt-in).
 /// Long enough that groups of communicating actors created together rarely
 /// straddle two workers (a group of g actors straddles a run boundary with
 /// probability about g / placement_run); short enough that a few hundred

@@ -6,7 +6,7 @@
 ///     cfg.queues_per_worker = 32;                  // mailboxes = 4 x 32
 ///     cfg.victims = troupe::victim_policy::random;
 ///     cfg.pin = true;                              // bind worker i to PU i
-///     cfg.placement = troupe::external_placement::grouped;  // the default
+///     cfg.placement = troupe::external_placement::grouped;  // default: spread
 ///     troupe::actor_system sys{cfg};
 ///
 /// Every field has a working default; `executor_config{}` equals the
@@ -31,6 +31,12 @@ struct stop_report;
 /// thread, a user thread). An actor created by a behaviour always takes a
 /// mailbox of the creating worker's own range.
 enum class external_placement : std::uint8_t {
+    /// Each creation takes the next mailbox over all workers' mailboxes (the
+    /// Cforall executor's rule; the default): neighbouring creations land on
+    /// different workers. Suits a few long-running independent actors
+    /// created by one thread (each starts on its own worker without waiting
+    /// for a steal); communicating neighbours then talk across cores.
+    spread,
     /// Runs of `executor_config::placement_run` consecutive creations go to
     /// one worker, round-robin over that worker's mailboxes; the next run
     /// goes to the next worker. Actors created together (which usually talk
@@ -38,12 +44,6 @@ enum class external_placement : std::uint8_t {
     /// more actors than one run still spread over every worker, and idle
     /// workers steal mailboxes to even out the rest.
     grouped,
-    /// Each creation takes the next mailbox over all workers' mailboxes (the
-    /// Cforall executor's rule): neighbouring creations land on different
-    /// workers. Suits a few long-running independent actors created by one
-    /// thread (each starts on its own worker without waiting for a steal);
-    /// communicating neighbours then talk across cores.
-    spread,
 };
 
 /// "grouped" or "spread" (a static string). Never blocks or throws.
@@ -68,7 +68,7 @@ struct executor_config {
     /// Overrides `victims` when set.
     victim_factory custom_victims;
     /// Where actors created outside the executor get their mailbox.
-    external_placement placement = external_placement::grouped;
+    external_placement placement = external_placement::spread;
     /// Creations per worker run under `external_placement::grouped` (0 is
     /// taken as 1). With W workers, the first W x placement_run external
     /// creations visit every worker once.
