@@ -63,7 +63,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 }
 
 struct worker_counters {
-    std::atomic<std::uint64_t> created{0}, sent{0}, received{0}, gulps{0}, gulped{0}, missed{0},
+    std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0}, missed{0},
         steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0}, parks{0};
 };
 
@@ -214,6 +214,10 @@ public:
     void wake(std::size_t w) noexcept;
     // Wakes one parked worker to look for work (rate-limited).
     void wake_helper(std::size_t from) noexcept;
+    // After an external send that saw `sleepers` != 0 under mb's lock: wakes
+    // mb's owner if it is parked, or a parked helper if the owner is inside
+    // a batch (rate-limited).
+    void wake_for_external_send(mailbox& mb) noexcept;
     // Wakes one parked worker other than `from`, if any (not rate-limited).
     void wake_one_parked(std::size_t from) noexcept;
     actor_statistics statistics() const;

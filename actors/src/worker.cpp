@@ -69,6 +69,10 @@ void worker::flush_stages() {
     for (std::uint32_t idx : touched_) {
         copy_queue& s = stages_[idx];
         const std::uint32_t n = s.size();
+#if defined(TROUPE_STATISTICS)
+        // relaxed: a hint (the owner as of now), good enough to count.
+        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index) count(stats.crossed, n);
+#endif
         deliver_to_mailbox(exec.mailboxes[idx], s.front(), n);
         s.clear();
         s.reclaim(n);
