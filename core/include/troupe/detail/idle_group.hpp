@@ -7,8 +7,10 @@
 //     if (poll_for_work()) g.stop_spinning(m); g.wake_one();
 //     else {
 //         g.announce_idle(m);
-//         if (!look_for_work()) g.sleep(m);
-//         if (g.withdraw(m)) ...               // woken as a spinner
+//         const bool found = look_for_work();  // the re-check
+//         if (!found) g.sleep(m);
+//         g.withdraw(m);                       // true: woken as a spinner
+//         if (found) g.stop_spinning(m);       // passes the duty on
 //     }
 //
 // The one idle protocol of troupe: spin (counted), announce, re-check, sleep
@@ -66,7 +68,8 @@ public:
     /// sleeps (wake_one_unless_watched wakes no one while a watcher sleeps).
     enum class sleep_kind : std::uint8_t { plain, watching };
 
-    /// A group of at most `capacity` members. Throws std::bad_alloc.
+    /// A group of at most `capacity` members. Throws std::bad_alloc (then
+    /// nothing was made).
     idle_group(std::size_t capacity, spinner_duty duty);
     idle_group(const idle_group&) = delete;
     idle_group& operator=(const idle_group&) = delete;
@@ -102,8 +105,9 @@ public:
     /// look for work once more before sleep(), withdraw() either way, and
     /// call stop_spinning() if the re-check found work. Nothrow.
     void announce_idle(member& m) noexcept;
-    /// Sleeps on `m`'s word until a waker wakes it (spurious futex returns
-    /// sleep again). After announce_idle. Returns true. Nothrow.
+    /// Blocks the calling kernel thread on `m`'s futex word until a waker
+    /// wakes it (spurious futex returns sleep again). After announce_idle,
+    /// by `m`'s own thread. Returns true. Nothrow.
     bool sleep(member& m) noexcept;
     /// As sleep(), but returns at `deadline` (steady clock) at the latest:
     /// true if woken, false if the time ran out. `watching` counts `m` as a
@@ -122,8 +126,9 @@ public:
     bool wake(member& m, wake_as how) noexcept;
     /// The wake rule, after work was published with a seq_cst RMW: if some
     /// member is announced asleep and none spins, wake one as a spinner.
-    /// Retries while every announced sleeper is out of reach (between its
-    /// announcement and its word, or not yet a member). Nothrow.
+    /// Retries (pausing, then yielding the CPU) while every announced
+    /// sleeper is out of reach (just woken by someone else, or not yet a
+    /// member): never blocks on a sleeper. Nothrow.
     void wake_one() noexcept { apply_rule(false); }
     /// The same rule, for work that a watcher will come back for (a
     /// hand-off): a sleeping watcher also suffices. Nothrow.
