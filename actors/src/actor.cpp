@@ -201,10 +201,11 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
         }
         // Invariant: pending == queue->size() whenever the lock is free.
         mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
-        // A worker that parks announces itself in `sleepers`, then checks its
-        // mailboxes under their locks: either it sees this envelope, or (its
-        // check preceded our lock) we see its announcement here and wake it.
-        const bool wake = mb.sleepers->load(std::memory_order_relaxed) != 0;
+        // A worker that parks announces itself (idle_group::announce_idle),
+        // then checks its mailboxes under their locks: either it sees this
+        // envelope, or (its check preceded our lock) we see its announcement
+        // here and wake it.
+        const bool wake = mb.idle->any_sleeping();
         mb.lock.unlock();
         if (wake) [[unlikely]]
             mb.exec->wake_for_external_send(mb);

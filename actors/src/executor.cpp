@@ -57,7 +57,8 @@ std::string demangle(const char* mangled) {
 }  // namespace
 
 executor::executor(const executor_config& c, actor_system* o)
-    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes) {
+    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes),
+      idle_(cfg.workers, idle_group::spinner_duty::hint) {
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
     if (!cfg.synthetic_topology.empty()) {
@@ -88,7 +89,7 @@ executor::executor(const executor_config& c, actor_system* o)
         for (std::size_t i = begin; i < end; ++i) {
             mailbox& mb = mailboxes[i];
             mb.queue = new copy_queue;
-            mb.sleepers = &sleepers;
+            mb.idle = &idle_;
             mb.exec = this;
             mb.index = static_cast<std::uint32_t>(i);
             mb.owner.store(static_cast<std::uint32_t>(w), std::memory_order_relaxed);
@@ -97,6 +98,7 @@ executor::executor(const executor_config& c, actor_system* o)
         workers.push_back(std::make_unique<worker>(*this, w, begin, end));
         begin = end;
     }
+    for (auto& w : workers) idle_.add_member(w->idle_member());  // member w is worker w
     // Starting a thread publishes everything above to it.
     for (auto& w : workers) w->start();
 }
@@ -148,41 +150,19 @@ void executor::notify_if_done() noexcept {
     if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
 }
 
-void executor::wake(std::size_t w) noexcept {
-    std::atomic<std::uint32_t>& st = workers[w]->state;
-    // seq_cst load: the Dekker partner of the worker's seq_cst announce.
-    if (st.load(std::memory_order_seq_cst) == worker::parked &&
-        st.exchange(worker::awake, std::memory_order_seq_cst) == worker::parked)
-        futex_wake(st, 1);
-}
+void executor::wake(std::size_t w) noexcept { idle_.wake(workers[w]->idle_member(), idle_group::wake_as::plain); }
 
 void executor::wake_helper(std::size_t from) noexcept {
     using namespace std::chrono;
     const std::int64_t now = duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-    std::int64_t last = last_helper_wake.load(std::memory_order_relaxed);
+    std::int64_t last = last_helper_wake_.load(std::memory_order_relaxed);
     if (now - last < static_cast<std::int64_t>(actor_defaults::helper_wake_interval_us)) return;
     // One waker per interval (a lost CAS means another worker is doing it).
-    if (!last_helper_wake.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
-    const std::size_t n = workers.size();
-    for (std::size_t k = 1; k < n; ++k) {
-        const std::size_t w = (from + k) % n;
-        if (workers[w]->state.load(std::memory_order_relaxed) == worker::parked) {
-            wake(w);
-            return;
-        }
-    }
+    if (!last_helper_wake_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+    idle_.wake_another(workers[from]->idle_member());
 }
 
-void executor::wake_one_parked(std::size_t from) noexcept {
-    const std::size_t n = workers.size();
-    for (std::size_t k = 1; k < n; ++k) {
-        const std::size_t w = (from + k) % n;
-        if (workers[w]->state.load(std::memory_order_seq_cst) == worker::parked) {
-            wake(w);
-            return;
-        }
-    }
-}
+void executor::wake_one_parked(std::size_t from) noexcept { idle_.wake_another(workers[from]->idle_member()); }
 
 void wake_owner(mailbox& mb) noexcept { mb.exec->wake(mb.owner.load(std::memory_order_acquire)); }
 
