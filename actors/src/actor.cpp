@@ -201,13 +201,14 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
         }
         // Invariant: pending == queue->size() whenever the lock is free.
         mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
-        // A worker that parks announces itself in `sleepers`, then checks its
-        // mailboxes under their locks: either it sees this envelope, or (its
-        // check preceded our lock) we see its announcement here and wake it.
-        const bool wake = mb.sleepers->load(std::memory_order_relaxed) != 0;
+        // A worker that parks announces itself (idle_group::announce_idle),
+        // then checks its mailboxes under their locks: either it sees this
+        // envelope, or (its check preceded our lock) we see its announcement
+        // here and wake it.
+        const bool wake = mb.idle->any_sleeping();
         mb.lock.unlock();
         if (wake) [[unlikely]]
-            wake_owner(mb);
+            mb.exec->wake_for_external_send(mb);
     }
 #if defined(TROUPE_STATISTICS)
     note_sent(a);
@@ -359,7 +360,8 @@ std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statisti
     return os << "  statistics not built in (configure troupe with -Dstatistics=true)\n";
 #else
     os << "  actors created:         " << s.actors_created << '\n'
-       << "  messages sent:          " << s.messages_sent << '\n'
+       << "  messages sent:          " << s.messages_sent << " (" << s.cross_worker_sends
+       << " by behaviours to another worker's mailbox)\n"
        << "  messages received:      " << s.messages_received << '\n'
        << "  gulps:                  " << s.gulps << " (average " << s.average_gulp() << " messages)\n"
        << "  missed gulps:           " << s.missed_gulps << '\n'

@@ -150,9 +150,7 @@ std::size_t actor_system::workers() const noexcept { return impl_->workers.size(
 std::size_t actor_system::mailboxes() const noexcept { return impl_->mailbox_count; }
 std::size_t actor_system::live_actors() const noexcept { return static_cast<std::size_t>(impl_->live()); }
 std::size_t actor_system::parked_workers() const noexcept {
-    std::size_t n = 0;
-    for (auto& w : impl_->workers) n += w->state.load(std::memory_order_relaxed) == detail::worker::parked;
-    return n;
+    return impl_->parked_workers();
 }
 actor_statistics actor_system::statistics() const { return impl_->statistics(); }
 const executor_config& actor_system::config() const noexcept { return impl_->cfg; }

@@ -42,6 +42,7 @@ executor_config resolve(executor_config c, const void* who) {
         c.mailboxes = c.workers;
     }
     if (!c.worker_pu.empty() && c.worker_pu.size() != c.workers) c.worker_pu.clear();
+    if (c.placement_run == 0) c.placement_run = 1;
     return c;
 }
 
@@ -56,7 +57,8 @@ std::string demangle(const char* mangled) {
 }  // namespace
 
 executor::executor(const executor_config& c, actor_system* o)
-    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes) {
+    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes),
+      idle_(cfg.workers, idle_group::spinner_duty::hint) {
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
     if (!cfg.synthetic_topology.empty()) {
@@ -87,7 +89,7 @@ executor::executor(const executor_config& c, actor_system* o)
         for (std::size_t i = begin; i < end; ++i) {
             mailbox& mb = mailboxes[i];
             mb.queue = new copy_queue;
-            mb.sleepers = &sleepers;
+            mb.idle = &idle_;
             mb.exec = this;
             mb.index = static_cast<std::uint32_t>(i);
             mb.owner.store(static_cast<std::uint32_t>(w), std::memory_order_relaxed);
@@ -96,6 +98,7 @@ executor::executor(const executor_config& c, actor_system* o)
         workers.push_back(std::make_unique<worker>(*this, w, begin, end));
         begin = end;
     }
+    for (auto& w : workers) idle_.add_member(w->idle_member());  // member w is worker w
     // Starting a thread publishes everything above to it.
     for (auto& w : workers) w->start();
 }
@@ -105,9 +108,23 @@ executor::~executor() {
     for (std::size_t i = 0; i < mailbox_count; ++i) delete mailboxes[i].queue;
 }
 
+// External creations (docs/actors.md, "Placement"). Tickets are counted in
+// one sequence per system, so concurrent creators share runs: actors created
+// at about the same time land together, whoever creates them.
 std::size_t executor::ticket_external() noexcept {
-    // relaxed: only the round-robin spread matters.
-    return static_cast<std::size_t>(ext_ticket.fetch_add(1, std::memory_order_relaxed) % mailbox_count);
+    // relaxed: the counter only spreads creations; any mailbox is correct
+    // (an actor keeps the one it gets for life, so FIFO holds wherever it is).
+    const std::uint64_t t = ext_ticket.fetch_add(1, std::memory_order_relaxed);
+    if (cfg.placement == external_placement::spread) return static_cast<std::size_t>(t % mailbox_count);
+    const worker& w = *workers[static_cast<std::size_t>((t / cfg.placement_run) % workers.size())];
+    const std::size_t s = w.slot_begin + static_cast<std::size_t>(t % (w.slot_end - w.slot_begin));
+    // The mailbox the worker scans in that position now (stealing permutes
+    // slots). acquire: pairs with the thief's seq_cst slot stores, though
+    // only the mailbox's index is read, which never changes. Null while
+    // the worker is mid-swap on that slot: then the mailbox that started
+    // there, which is as good a guess.
+    const mailbox* mb = slots[s].load(std::memory_order_acquire);
+    return mb ? mb->index : s;
 }
 
 // Live actors = created - ended, summed over per-worker counters written
@@ -133,43 +150,33 @@ void executor::notify_if_done() noexcept {
     if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
 }
 
-void executor::wake(std::size_t w) noexcept {
-    std::atomic<std::uint32_t>& st = workers[w]->state;
-    // seq_cst load: the Dekker partner of the worker's seq_cst announce.
-    if (st.load(std::memory_order_seq_cst) == worker::parked &&
-        st.exchange(worker::awake, std::memory_order_seq_cst) == worker::parked)
-        futex_wake(st, 1);
-}
+void executor::wake(std::size_t w) noexcept { idle_.wake(workers[w]->idle_member(), idle_group::wake_as::plain); }
 
 void executor::wake_helper(std::size_t from) noexcept {
     using namespace std::chrono;
     const std::int64_t now = duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-    std::int64_t last = last_helper_wake.load(std::memory_order_relaxed);
+    std::int64_t last = last_helper_wake_.load(std::memory_order_relaxed);
     if (now - last < static_cast<std::int64_t>(actor_defaults::helper_wake_interval_us)) return;
     // One waker per interval (a lost CAS means another worker is doing it).
-    if (!last_helper_wake.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
-    const std::size_t n = workers.size();
-    for (std::size_t k = 1; k < n; ++k) {
-        const std::size_t w = (from + k) % n;
-        if (workers[w]->state.load(std::memory_order_relaxed) == worker::parked) {
-            wake(w);
-            return;
-        }
-    }
+    if (!last_helper_wake_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+    idle_.wake_another(workers[from]->idle_member());
 }
 
-void executor::wake_one_parked(std::size_t from) noexcept {
-    const std::size_t n = workers.size();
-    for (std::size_t k = 1; k < n; ++k) {
-        const std::size_t w = (from + k) % n;
-        if (workers[w]->state.load(std::memory_order_seq_cst) == worker::parked) {
-            wake(w);
-            return;
-        }
-    }
-}
+void executor::wake_one_parked(std::size_t from) noexcept { idle_.wake_another(workers[from]->idle_member()); }
 
 void wake_owner(mailbox& mb) noexcept { mb.exec->wake(mb.owner.load(std::memory_order_acquire)); }
+
+void executor::wake_for_external_send(mailbox& mb) noexcept {
+    const std::size_t o = mb.owner.load(std::memory_order_acquire);
+    wake(o);  // nothing unless the owner is parked
+    // The owner is busy in a batch (relaxed: a hint; 0 between batches)
+    // while a worker sleeps: the envelope would wait behind that batch.
+    // Grouped placement puts up to a run of actors created together on one
+    // worker, so independent actors created by main would run one after
+    // another on it while the others sleep. Wake one to steal (rate-limited;
+    // once it sees a batch running, it parks with a timeout and keeps looking).
+    if (stealing && workers[o]->batch_began.load(std::memory_order_relaxed) != 0) wake_helper(o);
+}
 
 void executor::shut_down_workers() {
     // Dekker with park_idle: either the worker sees `shutdown` after its
@@ -330,6 +337,7 @@ actor_statistics executor::statistics() const {
         auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
         s.actors_created += get(w->created);
         s.messages_sent += get(c.sent);
+        s.cross_worker_sends += get(c.crossed);
         s.messages_received += get(c.received);
         s.gulps += get(c.gulps);
         s.gulped_messages += get(c.gulped);
@@ -346,3 +354,15 @@ actor_statistics executor::statistics() const {
 }
 
 }  // namespace troupe::detail
+
+namespace troupe {
+
+const char* to_string(external_placement p) noexcept {
+    switch (p) {
+    case external_placement::grouped: return "grouped";
+    case external_placement::spread: return "spread";
+    }
+    return "unknown";
+}
+
+}  // namespace troupe

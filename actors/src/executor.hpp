@@ -15,6 +15,7 @@
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
 #include "troupe/executor_config.hpp"
 #include "troupe/topology.hpp"
@@ -63,7 +64,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 }
 
 struct worker_counters {
-    std::atomic<std::uint64_t> created{0}, sent{0}, received{0}, gulps{0}, gulped{0}, missed{0},
+    std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0}, missed{0},
         steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0}, parks{0};
 };
 
@@ -98,8 +99,6 @@ struct worker_access {
 // Internal to the library (hidden: its calls bind locally, no PLT).
 class [[gnu::visibility("hidden")]] worker {
 public:
-    enum : std::uint32_t { awake = 0, parked = 1 };
-
     worker(executor& ex, std::size_t index, std::size_t slot_begin, std::size_t slot_end);
     ~worker();
     worker(const worker&) = delete;
@@ -111,10 +110,9 @@ public:
     const std::size_t index;
     const std::size_t slot_begin, slot_end;  // this worker's range of the slot array
 
-    // Futex word. Invariant: `parked` only while the worker is in park_idle
-    // between announcing itself and waking; only a waker (exchange) or the
-    // worker itself sets it back to `awake`.
-    alignas(64) std::atomic<std::uint32_t> state{awake};
+    // This worker in its executor's idle group (its sleep word and spinner
+    // count; changed only through the group's operations).
+    idle_group::member& idle_member() noexcept { return idle_; }
     // Actors created by this worker's behaviours / ended by this worker.
     // Written only by this worker (release), read by live() (acquire).
     std::atomic<std::uint64_t> created{0};
@@ -174,6 +172,7 @@ private:
     void stage(const envelope& e);
     void deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n);
 
+    idle_group::member idle_;
     std::thread thread_;
     copy_queue* local_;  // the empty queue a gulp swaps in; drained by process()
     // The mailbox whose batch process() is running, else nullptr.
@@ -213,8 +212,19 @@ public:
     void wake(std::size_t w) noexcept;
     // Wakes one parked worker to look for work (rate-limited).
     void wake_helper(std::size_t from) noexcept;
+    // After an external send that saw `sleepers` != 0 under mb's lock: wakes
+    // mb's owner if it is parked, or a parked helper if the owner is inside
+    // a batch (rate-limited).
+    void wake_for_external_send(mailbox& mb) noexcept;
     // Wakes one parked worker other than `from`, if any (not rate-limited).
     void wake_one_parked(std::size_t from) noexcept;
+    // Some worker has announced itself parked (seq_cst load; the Dekker
+    // partner of park_idle's announcement).
+    bool any_parked() const noexcept { return idle_.any_sleeping(); }
+    // Some worker is idle and looking for work (a hint).
+    bool any_spinning() const noexcept { return idle_.any_spinning(); }
+    // Workers asleep now (a snapshot).
+    std::size_t parked_workers() const noexcept { return idle_.members_asleep(); }
     actor_statistics statistics() const;
 
     std::size_t ticket_external() noexcept;
@@ -236,9 +246,6 @@ public:
     // Per-worker timestamp of its latest steal attempt (longest-victim).
     std::unique_ptr<std::atomic<std::uint64_t>[]> stamps;
 
-    alignas(64) std::atomic<std::uint32_t> sleepers{0};  // workers in park_idle
-    std::atomic<std::uint32_t> spinning{0};               // workers idle but not parked
-    std::atomic<std::int64_t> last_helper_wake{0};
     alignas(64) std::atomic<bool> stopping{false};  // a stop is waiting for the live count
     std::atomic<bool> shutdown{false};              // workers must exit
     std::atomic<bool> accepting{true};              // actors may be created
@@ -249,6 +256,12 @@ public:
     std::atomic<bool> abandoned{false};  // a timed stop gave up with survivors
 
 private:
+    friend class worker;  // parks and spins through idle_ (worker.cpp)
+    // The workers as an idle group: member w is worker w. Spinner counts are
+    // hints here (senders wake a mailbox's owner; see docs/actors.md).
+    idle_group idle_;
+    // Time (us) of the latest rate-limited helper wake.
+    std::atomic<std::int64_t> last_helper_wake_{0};
     void shut_down_workers();
     void report_leftovers();
     stop_report survivors() const;

@@ -64,13 +64,14 @@ bool worker::try_steal() noexcept {
         cand->owner.store(static_cast<std::uint32_t>(index), std::memory_order_seq_cst);
         // The mailbox we gave away may hold messages, or the victim may be
         // parking: set its owner under its lock (so a sender after us sees
-        // the victim), then wake the victim if it has work there or might
-        // have missed the swap (its slot loads vs our CAS, both seq_cst).
+        // the victim), then wake the victim if it is parked (Dekker pair:
+        // our slot CAS, then wake()'s seq_cst load of its sleep word, vs. its
+        // seq_cst announcement, then its slot loads). A victim that is awake
+        // scans the given mailbox before it can park.
         given->lock.lock();
         given->owner.store(static_cast<std::uint32_t>(v), std::memory_order_relaxed);
-        const bool has_work = !given->queue->empty();
         given->lock.unlock();
-        if (has_work || exec.workers[v]->state.load(std::memory_order_seq_cst) == worker::parked) exec.wake(v);
+        exec.wake(v);
         victims_->feedback(true);
         return true;
     }

@@ -38,7 +38,7 @@ void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) 
     // Invariant: pending == queue->size() whenever the lock is free.
     d.pending.store(d.queue->size(), std::memory_order_relaxed);
     // Same parking handshake as a direct send (see detail::send).
-    const bool wake = d.sleepers->load(std::memory_order_relaxed) != 0;
+    const bool wake = d.idle->any_sleeping();
     d.lock.unlock();
     if (wake) [[unlikely]]
         wake_owner(d);
@@ -69,6 +69,10 @@ void worker::flush_stages() {
     for (std::uint32_t idx : touched_) {
         copy_queue& s = stages_[idx];
         const std::uint32_t n = s.size();
+#if defined(TROUPE_STATISTICS)
+        // relaxed: a hint (the owner as of now), good enough to count.
+        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index) count(stats.crossed, n);
+#endif
         deliver_to_mailbox(exec.mailboxes[idx], s.front(), n);
         s.clear();
         s.reclaim(n);
@@ -126,7 +130,7 @@ void worker::loop() {
     // Steal attempts back off exponentially while they find nothing, so an
     // idle worker does not keep reading a busy worker's mailbox lines.
     unsigned steal_gap = actor_defaults::steal_every_passes, next_steal = steal_gap;
-    bool spinning = false;
+    idle_group& g = exec.idle_;
     for (;;) {
         unsigned busy = 0;
         for (std::size_t s = slot_begin; s < slot_end; ++s) {
@@ -147,19 +151,13 @@ void worker::loop() {
             // A timed stop may shut down a system whose actors never go idle.
             if (exec.shutdown.load(std::memory_order_relaxed)) [[unlikely]]
                 break;
-            if (spinning) {
-                exec.spinning.fetch_sub(1, std::memory_order_relaxed);
-                spinning = false;
-            }
+            g.stop_spinning(idle_);  // a hint here: no pass-on (see docs/actors.md)
             idle = 0;
             steal_gap = actor_defaults::steal_every_passes;
             next_steal = steal_gap;
             continue;
         }
-        if (!spinning) {
-            exec.spinning.fetch_add(1, std::memory_order_relaxed);
-            spinning = true;
-        }
+        g.start_spinning(idle_);  // no-op while counted
         if (ended_since_check_) {
             ended_since_check_ = false;
             // Pairs with the stopper's fence (Dekker): either it sees our
@@ -179,8 +177,6 @@ void worker::loop() {
             next_steal = idle + steal_gap;
         }
         if (idle >= actor_defaults::idle_passes_before_park) {
-            exec.spinning.fetch_sub(1, std::memory_order_relaxed);
-            spinning = false;
             if (park_idle()) {
                 idle = 0;
                 steal_gap = actor_defaults::steal_every_passes;
@@ -195,7 +191,7 @@ void worker::loop() {
         }
         cpu_relax();
     }
-    if (spinning) exec.spinning.fetch_sub(1, std::memory_order_relaxed);
+    g.stop_spinning(idle_);
 }
 
 bool worker::gulp(mailbox& mb) noexcept {
@@ -289,12 +285,13 @@ void worker::end_actor(actor& a, allocation how) {
 
 // Returns false if it gave up waiting (timed park) instead of being woken.
 bool worker::park_idle() noexcept {
-    // Announce first (seq_cst), then look: a sender locks the mailbox after
-    // our look (then it sees `sleepers` and wakes us) or before it (then we
-    // see its envelope). A thief's slot CAS and its check of our state form
-    // the same pattern with our slot loads below.
-    state.store(parked, std::memory_order_seq_cst);
-    exec.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    idle_group& g = exec.idle_;
+    // Announce first (seq_cst RMW and word store, idle_group::announce_idle),
+    // then look: a sender locks the mailbox after our look (then it sees
+    // the announcement and wakes us) or before it (then we see its
+    // envelope). A thief's slot CAS and its wake() form the same pattern
+    // with our slot loads below.
+    g.announce_idle(idle_);
     bool work = false;
     for (std::size_t s = slot_begin; s < slot_end && !work; ++s) {
         mailbox* mb = exec.slots[s].load(std::memory_order_seq_cst);
@@ -304,32 +301,27 @@ bool worker::park_idle() noexcept {
     }
     bool woken = true;
     if (!work) {
-        exec.notify_if_done();  // the RMW above ordered our counts before this
+        exec.notify_if_done();  // the announcement's RMW ordered our counts before this
         if (!exec.shutdown.load(std::memory_order_seq_cst)) {
             count(stats.parks);
             if (exec.stealing && another_in_batch()) {
                 // A behaviour elsewhere may be blocking its worker with work
                 // queued behind it that only a thief can take: do not sleep
                 // for good, come back to look (one wake-up per period).
-                const auto deadline = std::chrono::steady_clock::now() + actor_defaults::busy_park_period;
-                while (state.load(std::memory_order_acquire) == parked &&
-                       std::chrono::steady_clock::now() < deadline)
-                    futex_wait_until(state, parked, deadline);
-                woken = state.load(std::memory_order_acquire) != parked;
+                woken = g.sleep_until(idle_, std::chrono::steady_clock::now() + actor_defaults::busy_park_period);
             } else {
-                // A waker sets `awake` (exchange) and then wakes the futex.
-                while (state.load(std::memory_order_acquire) == parked) futex_wait(state, parked);
+                g.sleep(idle_);  // until a sender, thief, helper wake or shutdown wakes us
             }
         }
     }
-    state.store(awake, std::memory_order_seq_cst);
-    exec.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    g.withdraw(idle_);  // plain wakes only: we hold no spinner count after it
     return woken;
 }
 
-// Called by park_idle after its seq_cst `sleepers` increment. Dekker pair
-// with flush_before_blocking (a blocking behaviour's worker: batch_began
-// stored, full fence, seq_cst load of `sleepers`): either that worker sees
+// Called by park_idle after its announcement (a seq_cst RMW of the group's
+// sleeper count). Dekker pair with flush_before_blocking (a blocking
+// behaviour's worker: batch_began stored, full fence, seq_cst load of that
+// count, any_parked): either that worker sees
 // our announcement and wakes us, or this seq_cst load sees its batch and we
 // park with a timeout. Either way no work stays stranded behind it.
 bool worker::another_in_batch() const noexcept {
@@ -347,7 +339,7 @@ void worker::flush_before_blocking() {
     // with park_idle, see another_in_batch).
     if (!exec.stealing) return;
     full_fence();
-    if (exec.sleepers.load(std::memory_order_seq_cst) != 0) exec.wake_one_parked(index);
+    if (exec.any_parked()) exec.wake_one_parked(index);
 }
 
 namespace {
@@ -363,8 +355,8 @@ void about_to_block(void* self) noexcept {
 void worker::maybe_wake_helper() noexcept {
     // Somebody is parked while nobody is looking for work: let one parked
     // worker try to steal.
-    if (exec.sleepers.load(std::memory_order_relaxed) == 0) return;
-    if (exec.spinning.load(std::memory_order_relaxed) != 0) return;
+    if (!exec.any_parked()) return;
+    if (exec.any_spinning()) return;
     exec.wake_helper(index);
 }
 

@@ -36,11 +36,13 @@ int main(int argc, char** argv) {
     const long groups = bench::option(argc, argv, "groups", 80);
     Set = bench::option(argc, argv, "set", 100);
     Rounds = bench::option(argc, argv, "rounds", 10);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    troupe::executor_config cfg = bench::config(argc, argv);
+    // The adversarial layout below relies on the spread placement's order.
+    cfg.placement = troupe::external_placement::spread;
     const std::string steal = bench::option_text(argc, argv, "steal", "longest");
     troupe::actor_system sys{cfg};
     const std::size_t workers = sys.workers(), m = sys.mailboxes(), per = m / workers;
-    // Tickets are handed out round-robin over the mailboxes (main thread), and
+    // Spread placement hands out tickets round-robin over the mailboxes, and
     // worker w owns mailboxes [w*per, (w+1)*per): create each actor when the
     // next ticket lands in a loaded worker's range, a dummy otherwise.
     auto loaded = [&](std::size_t ticket) {

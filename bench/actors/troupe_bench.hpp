@@ -1,6 +1,8 @@
 #pragma once
 // troupe side of the actor benchmarks: the executor configuration from argv
-// (--workers=N, --steal=none|random|longest|locality).
+// (--workers=N, --steal=none|random|longest|locality,
+// --placement=grouped|spread, --run=N: placement of actors main creates;
+// --queues=N: mailboxes per worker).
 #include <string>
 
 #include "bench_util.hpp"
@@ -15,6 +17,10 @@ inline troupe::executor_config config(int argc, char** argv) {
     cfg.stealing = steal != "none";
     if (steal == "random") cfg.victims = troupe::victim_policy::random;
     if (steal == "locality") cfg.victims = troupe::victim_policy::locality;
+    if (option_text(argc, argv, "placement", "spread") == "grouped") cfg.placement = troupe::external_placement::grouped;
+    cfg.queues_per_worker =
+        static_cast<std::size_t>(option(argc, argv, "queues", static_cast<long>(troupe::actor_defaults::queues_per_worker)));
+    cfg.placement_run = static_cast<std::size_t>(option(argc, argv, "run", troupe::actor_defaults::placement_run));
     return cfg;
 }
 

@@ -1,4 +1,5 @@
-// Clusters: pools of processors, resizing, placement and the wake rule.
+// Clusters: pools of processors, resizing and placement. The wake rule is
+// the cluster's idle group's (idle_group.cpp).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -43,7 +44,9 @@ schedule_settings resolve(const cluster_options& o) noexcept {
 }
 }  // namespace
 
-cluster_impl::cluster_impl(const cluster_options& o) : name(o.name), settings(resolve(o)), pin_(o.pin) {
+cluster_impl::cluster_impl(const cluster_options& o)
+    : idlers(max_processors, idle_group::spinner_duty::finds_work), name(o.name), settings(resolve(o)),
+      pin_(o.pin) {
     set_processor_count(o.processors ? o.processors : available_concurrency());
 }
 
@@ -117,6 +120,7 @@ void cluster_impl::set_processor_count(std::size_t n) {
         p->start();  // may throw: then it is not published (basic guarantee)
         slots_[cur].store(p, std::memory_order_release);
         active_.store(cur + 1, std::memory_order_release);
+        idlers.add_member(p->idle_);  // member cur: the wake rule can find it now
         ++cur;
     }
     if (cur > n) {
@@ -126,6 +130,7 @@ void cluster_impl::set_processor_count(std::size_t n) {
             processor* p = slots_[i].load(std::memory_order_acquire);
             active_.store(i, std::memory_order_seq_cst);
             slots_[i].store(nullptr, std::memory_order_release);
+            idlers.remove_last_member();  // member i (request_retire wakes it if asleep)
             p->request_retire();
         }
         // A user thread of this cluster running on a retiring processor
@@ -170,37 +175,6 @@ void cluster_impl::schedule_new(fiber* f) noexcept {
     // rule wakes an idle processor to steal them, so they spread.
     processor* self = current_processor();
     place(f, self && &self->owner == this ? self : pick());
-}
-
-// The wake rule. Invariant: when ready work has been published (a queue
-// push or a hand-off, seq_cst) and this returns, either no processor was
-// announced asleep at our seq_cst load of `sleepers` (every later sleeper
-// re-checks after its announcement, so sees the work), or some processor
-// is counted in `spinners` (it drops the count before its own re-check, or
-// finds work and re-runs this rule, so the work is seen), or we woke one
-// as a spinner. For a hand-off a watcher also suffices: hand-offs are not
-// stealable before their grace, and a watcher comes back to look.
-void cluster_impl::wake_rule(bool handoff) noexcept {
-    for (unsigned round = 0;; ++round) {
-        if (sleepers.load(std::memory_order_seq_cst) == 0) return;
-        if (spinners.load(std::memory_order_seq_cst) != 0) return;
-        if (handoff && watchers.load(std::memory_order_seq_cst) != 0) return;
-        if (wake_one_sleeper()) return;
-        // Every announced sleeper is between its announcement and its sleep
-        // word, or just woke (another waker's transient count may have
-        // hidden it from us): look again.
-        if (round >= 64) std::this_thread::yield(); else cpu_relax();
-    }
-}
-
-bool cluster_impl::wake_one_sleeper() noexcept {
-    const std::size_t n = active_.load(std::memory_order_acquire);
-    for (std::size_t i = 0; i < n; ++i) {
-        processor* p = active_at(i);
-        if (p && p->wake(true)) return true;
-    }
-    // A retiring processor may still be counted asleep: it leaves soon.
-    return false;
 }
 
 cluster_statistics cluster_impl::statistics() const noexcept {

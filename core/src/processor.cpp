@@ -1,7 +1,8 @@
 // Processors: kernel threads that run user threads. The ready queue, the
 // hand-off slot, stealing, and the idle protocol (adaptive spin, announce,
-// re-check, sleep). The design is in docs/scheduler.md; the wake rule and
-// its invariant are in cluster.cpp (cluster_impl::wake_rule).
+// re-check, sleep) on top of the cluster's idle group. The design is in
+// docs/scheduler.md; the wake rule and its invariant are in idle_group.cpp
+// (idle_group::wake_one).
 #include <algorithm>
 #include <thread>
 
@@ -43,8 +44,8 @@ void processor::reset_after_retire() noexcept {
     qlock_.unlock();
     retire_.store(false, std::memory_order_relaxed);
     stop_.store(false, std::memory_order_relaxed);
-    sleep_word_.store(awake, std::memory_order_relaxed);
-    inherited_spin_ = false;
+    // idle_ is awake and uncounted: run() withdrew and stopped spinning
+    // before the kernel thread ended.
     streak_ = 0;
     watch_ns_ = 0;
     // The cached exception-state and errno addresses belonged to the old
@@ -85,12 +86,12 @@ bool processor::push(fiber* f, bool from_yield) noexcept {
 
     if (self == this) {
         // Our own queue. A yielder alone in it just runs again: no one to wake.
-        if (!from_yield || n >= 2) owner.wake_rule(false);
+        if (!from_yield || n >= 2) owner.idlers.wake_one();
         return true;
     }
     // Someone else's queue: wake that processor if it sleeps (it inherits a
     // spinner count and finds the thread in its queue), else apply the rule.
-    if (!wake(true)) owner.wake_rule(false);
+    if (!owner.idlers.wake(idle_, idle_group::wake_as::spinner)) owner.idlers.wake_one();
     return true;
 }
 
@@ -109,7 +110,7 @@ void processor::hand_off(fiber* f) noexcept {
         // turn in the queue, where idle processors may steal it at once.
         if (!push(previous)) owner.schedule(previous);
     } else {
-        owner.wake_rule(true);
+        owner.idlers.wake_one_unless_watched();
     }
 }
 
@@ -227,47 +228,23 @@ bool processor::handoff_pending_elsewhere() const noexcept {
 
 // ---------------------------------------------------------------- waking and idling
 
-bool processor::wake(bool as_spinner) noexcept {
-    if (sleep_word_.load(std::memory_order_seq_cst) != asleep) return false;
-    // Count the spinner before the CAS: once woken, the processor may drop
-    // the count at any time, and it must never go below the truth.
-    if (as_spinner) owner.spinners.fetch_add(1, std::memory_order_seq_cst);
-    std::uint32_t expected = asleep;
-    if (sleep_word_.compare_exchange_strong(expected, as_spinner ? woken_spinning : awake,
-                                            std::memory_order_seq_cst)) {
-        futex_wake(sleep_word_);
-        return true;
-    }
-    // Someone else woke it. Our transient count may have hidden this
-    // moment from another pusher: callers re-run the wake rule.
-    if (as_spinner) owner.spinners.fetch_sub(1, std::memory_order_seq_cst);
-    return false;
-}
-
 void processor::request_retire() noexcept {
     retire_.store(true, std::memory_order_seq_cst);
-    wake(false);
+    owner.idlers.wake(idle_, idle_group::wake_as::plain);
 }
 
 void processor::request_stop() noexcept {
     stop_.store(true, std::memory_order_seq_cst);
-    wake(false);
-}
-
-void processor::stop_spinning() noexcept {
-    // We found work and stop spinning. Work made ready while we were
-    // counted relied on us; if we were the last spinner, pass the duty on
-    // (Go's resetspinning): the wake rule wakes another sleeper if needed.
-    if (owner.spinners.fetch_sub(1, std::memory_order_seq_cst) == 1) owner.wake_rule(false);
+    owner.idlers.wake(idle_, idle_group::wake_as::plain);
 }
 
 fiber* processor::idle() noexcept {
     const schedule_settings& cfg = owner.settings;
-    // Spin phase: counted in `spinners` (a count inherited from a waker, or
+    idle_group& g = owner.idlers;
+    // Spin phase: counted as a spinner (a count inherited from a waker, or
     // our own). While we are counted, the wake rule wakes no one for queued
     // work: we will find it.
-    if (!inherited_spin_) owner.spinners.fetch_add(1, std::memory_order_seq_cst);
-    inherited_spin_ = false;
+    g.start_spinning(idle_);
     const std::int64_t start = now_ns();
     // Adaptive budget: twice the recent time-to-work, within [min, max];
     // spinning that finds nothing halves the estimate, so a processor on a
@@ -278,7 +255,7 @@ fiber* processor::idle() noexcept {
         if (fiber* f = find_work(true)) {
             const std::int64_t took = now_ns() - start;
             spin_estimate_ns_ = (3 * spin_estimate_ns_ + took) / 4;
-            stop_spinning();
+            g.stop_spinning(idle_);  // the last spinner passes the duty on
             return f;
         }
         if (retire_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) break;
@@ -294,12 +271,9 @@ fiber* processor::idle() noexcept {
     }
     spin_estimate_ns_ /= 2;
 
-    // Announce, then look once more. sleepers is raised before spinners is
-    // dropped, so we are never counted as neither; the sleep word is set
-    // before the drop, so a waker that sees spinners == 0 can find us.
-    owner.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    sleep_word_.store(asleep, std::memory_order_seq_cst);
-    owner.spinners.fetch_sub(1, std::memory_order_seq_cst);
+    // Announce (drops our spinner count), then look once more: the
+    // re-check half of the wake rule's Dekker pair.
+    g.announce_idle(idle_);
     fiber* f = nullptr;
     const bool leaving = retire_.load(std::memory_order_seq_cst) || stop_.load(std::memory_order_seq_cst);
     if (!leaving) f = find_work(true);
@@ -314,23 +288,16 @@ fiber* processor::idle() noexcept {
             // steal), then come back to look. Counted as a watcher, so
             // further hand-offs do not wake anyone.
             watch_ns_ = watch_ns_ ? std::min(2 * watch_ns_, cfg.handoff_watch_ns) : cfg.handoff_grace_ns;
-            owner.watchers.fetch_add(1, std::memory_order_seq_cst);
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(watch_ns_);
-            while (sleep_word_.load(std::memory_order_seq_cst) == asleep &&
-                   std::chrono::steady_clock::now() < deadline)
-                futex_wait_until(sleep_word_, asleep, deadline);
-            owner.watchers.fetch_sub(1, std::memory_order_seq_cst);
+            g.sleep_until(idle_, deadline, idle_group::sleep_kind::watching);
         } else {
-            while (sleep_word_.load(std::memory_order_seq_cst) == asleep) futex_wait(sleep_word_, asleep);
+            g.sleep(idle_);
         }
     }
-    // Withdraw: the exchange tells whether a waker gave us a spinner count.
-    const std::uint32_t was = sleep_word_.exchange(awake, std::memory_order_seq_cst);
-    owner.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    if (was == woken_spinning) {
-        if (f) stop_spinning();
-        else inherited_spin_ = true;  // we spin next, on that count
-    }
+    // Withdraw. Woken as a spinner, we hold the waker's count: with work in
+    // hand we drop it (passing the duty on), else we spin next on it.
+    g.withdraw(idle_);
+    if (f) g.stop_spinning(idle_);
     return f;
 }
 
@@ -351,11 +318,9 @@ void processor::run() noexcept {
         // must still retire promptly when its cluster shrinks.
         if (retire_.load(std::memory_order_acquire)) break;
         fiber* f = find_work(false);
-        if (f && inherited_spin_) {
-            // Woken as a spinner and found work at once: drop the count.
-            inherited_spin_ = false;
-            stop_spinning();
-        }
+        // Woken as a spinner and found work at once: drop the count (a
+        // no-op unless we hold one).
+        if (f) owner.idlers.stop_spinning(idle_);
         if (!f) {
             if (stop_.load(std::memory_order_acquire)) break;
             f = idle();
@@ -367,11 +332,8 @@ void processor::run() noexcept {
         }
         run_fiber(f);
     }
-    if (inherited_spin_) {
-        // A waker counted on us; we leave, so pass the duty on.
-        inherited_spin_ = false;
-        stop_spinning();
-    }
+    // A waker may have counted on us; we leave, so pass the duty on.
+    owner.idlers.stop_spinning(idle_);
     if (retire_.load(std::memory_order_acquire)) {
         // Close the queue, then hand what is left to the active processors.
         qlock_.lock();

@@ -13,6 +13,7 @@
 
 #include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/idle_group.hpp"
 #include "troupe/spinlock.hpp"
 #include "troupe/detail/fast_rng.hpp"
 #include "troupe/thread.hpp"
@@ -124,17 +125,12 @@ public:
     void reset_after_retire() noexcept;
 
     // Appends `f` to the ready queue; false if this processor has retired.
-    // Runs the wake rule (see cluster_impl::wake_rule).
+    // Runs the wake rule (idle_group::wake_one).
     bool push(fiber* f, bool from_yield = false) noexcept;
     // Called on this processor's own kernel thread only: `f` runs next here
     // (a hand-off from the thread that woke it); the previous hand-off, if
     // any, moves to the back of the queue.
     void hand_off(fiber* f) noexcept;
-    // Wakes this processor if it sleeps; true if it did. `as_spinner`: the
-    // caller added one to the cluster's spinners on its behalf (see
-    // cluster_impl::wake_rule), which the woken processor inherits.
-    bool wake(bool as_spinner) noexcept;
-    bool sleeping() const noexcept { return sleep_word_.load(std::memory_order_seq_cst) == asleep; }
 
     void request_retire() noexcept;
     void request_stop() noexcept;
@@ -159,12 +155,7 @@ private:
     fiber* steal_handoff_from(processor& victim, std::int64_t now) noexcept;
     fiber* find_work(bool steal_handoffs) noexcept;
     fiber* idle() noexcept;
-    void stop_spinning() noexcept;
     bool handoff_pending_elsewhere() const noexcept;
-
-    // sleep_word_ values. Only a waker moves asleep -> awake/woken_spinning
-    // (CAS), only the processor itself moves anything else.
-    enum : std::uint32_t { awake = 0, asleep = 1, woken_spinning = 2 };
 
     spinlock qlock_{"ready queue"};
     fiber* head_ = nullptr;
@@ -177,13 +168,13 @@ private:
     std::atomic<fiber*> runnext_{nullptr};
     std::atomic<std::uint32_t> handoff_seq_{0};  // bumped by each hand_off (owner only)
     unsigned streak_ = 0;                       // hand-offs run in a row
-    std::atomic<std::uint32_t> sleep_word_{awake};
+    // This processor in its cluster's idle group (sleep word, spinner count).
+    idle_group::member idle_;
     std::atomic<bool> retire_{false};
     std::atomic<bool> stop_{false};
     int pin_pu_;
     std::thread kthread_;
     detail::fast_rng rng_;  // find_work's first victim
-    bool inherited_spin_ = false;  // woken as a spinner: the count is ours
     std::int64_t spin_estimate_ns_; // adaptive idle spin: recent time-to-work
     std::int64_t watch_ns_ = 0;     // current timed sleep while watching hand-offs
     // A thief's last look at each victim's hand-off slot.
@@ -220,9 +211,6 @@ public:
     // Makes a fiber ready on its last processor (or any active one).
     void schedule(fiber* f) noexcept;
     void schedule_new(fiber* f) noexcept;
-    // The wake rule: after work became ready, if a processor sleeps and none
-    // spins (for a hand-off: none spins or watches), wake one as a spinner.
-    void wake_rule(bool handoff) noexcept;
 
     void thread_started() noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
     void thread_finished() noexcept;
@@ -231,11 +219,10 @@ public:
     cluster_statistics statistics() const noexcept;
 
     cluster* public_handle = nullptr;  // the cluster object owning this impl
-    // Processors announced asleep (timed or not) / watching hand-offs (a
-    // timed sleep) / spinning or woken as spinners. See wake_rule.
-    std::atomic<int> sleepers{0};
-    std::atomic<int> watchers{0};
-    std::atomic<int> spinners{0};
+    // The active processors as an idle group (spinners carry the duty to
+    // find work): its wake rule runs after every push and hand-off. Member
+    // i is processor i; membership follows set_processor_count.
+    idle_group idlers;
     // Pushes from threads that are not this cluster's processors (timer
     // thread, OS threads, other clusters) still running push()'s wake step.
     // The destructor waits for zero before freeing the processors.
@@ -253,7 +240,6 @@ public:
 private:
     processor* pick() noexcept;
     void place(fiber* f, processor* p) noexcept;
-    bool wake_one_sleeper() noexcept;
     void lock_resize() noexcept;
     void unlock_resize() noexcept;
 

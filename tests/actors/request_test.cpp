@@ -117,7 +117,8 @@ TEST_CASE("a behaviour may wait for another actor's reply when another worker ca
 }
 
 TEST_CASE("a behaviour blocked on an outside event does not hold up work queued behind it") {
-    // Two actors in two mailboxes of worker 0 (tickets 0 and 1). The first
+    // Two actors in two mailboxes of worker 0 (grouped placement: the first
+    // two creations, both in worker 0's first run, tickets 0 and 1). The first
     // blocks its worker until main says so; main says so only after the
     // second has answered: worker 1 must notice and steal that mailbox.
     troupe_test::watchdog wd{"blocked behaviour"};

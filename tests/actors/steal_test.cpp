@@ -60,16 +60,17 @@ struct member : troupe::actor {
 };
 struct dummy : troupe::actor {};
 
-void run_unbalanced(const troupe::executor_config& cfg) {
+void run_unbalanced(troupe::executor_config cfg) {
     overlaps = 0;
     out_of_order = 0;
+    cfg.placement = troupe::external_placement::spread;  // the layout below relies on its order
     troupe::actor_system sys{cfg};
     const std::size_t m = sys.mailboxes(), per = m / sys.workers();
     const long groups = 16, rounds = scaled(200L);
     std::vector<std::unique_ptr<member>> members;
     std::vector<std::unique_ptr<dummy>> dummies;
     std::vector<member*> table;
-    // External creations take tickets round-robin: keep only those landing
+    // Spread placement hands out tickets round-robin: keep only those landing
     // in worker 0's range (mailboxes [0, per)) for loaded actors.
     for (std::size_t ticket = 0; members.size() < static_cast<std::size_t>(groups * Set); ticket = (ticket + 1) % m) {
         if (ticket < per) {
@@ -168,9 +169,10 @@ struct filler : troupe::actor {};
 void blocked_behaviours(std::size_t w, troupe::victim_policy policy) {
     troupe::executor_config cfg = troupe_test::workers(w);
     cfg.victims = policy;
+    cfg.placement = troupe::external_placement::spread;
     troupe::actor_system sys{cfg};
     const std::size_t m = sys.mailboxes(), per = m / w;
-    // External creations take mailbox tickets 0, 1, 2, ... in order.
+    // Spread placement hands out mailbox tickets 0, 1, 2, ... in order.
     std::vector<std::unique_ptr<troupe::actor>> all;
     std::vector<waiter_actor*> waiters;
     helper_actor* helper = nullptr;

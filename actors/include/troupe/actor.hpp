@@ -28,8 +28,10 @@
 /// created: the system whose behaviour created it, else the default system
 /// (`start_actor_system`, or the first running `actor_system` object), or the
 /// one passed to `actor(actor_system&)`. Its messages all go to one mailbox
-/// (its ticket, assigned round-robin), so it receives them one at a time, in
-/// FIFO order per sender, never on two workers at once.
+/// (its ticket, assigned at creation: a mailbox of the creating worker when
+/// a behaviour creates it, else as `executor_config::placement` says), so it
+/// receives them one at a time, in FIFO order per sender, never on two
+/// workers at once.
 ///
 /// Cost of a send from a behaviour: a 24-byte copy into the worker's staging
 /// buffer (one lock per destination mailbox per batch); from other threads:

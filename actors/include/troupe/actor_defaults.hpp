@@ -14,6 +14,15 @@ namespace troupe::actor_defaults {
 /// scan per pass.
 inline constexpr std::size_t queues_per_worker = 16;
 
+/// Actors created outside the executor that land on one worker before the
+/// next creation moves to the next worker (external_placement::grouped,
+/// which is opt-in).
+/// Long enough that groups of communicating actors created together rarely
+/// straddle two workers (a group of g actors straddles a run boundary with
+/// probability about g / placement_run); short enough that a few hundred
+/// independent actors still start on every worker of a small machine.
+inline constexpr std::size_t placement_run = 256;
+
 /// Envelopes a fresh copy queue holds before its first doubling.
 inline constexpr std::uint32_t copy_queue_capacity = 16;
 

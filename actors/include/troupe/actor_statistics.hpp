@@ -25,6 +25,9 @@ struct actor_statistics {
 
     std::uint64_t actors_created = 0;      ///< by behaviours and by other threads
     std::uint64_t messages_sent = 0;       ///< including poison pills
+    /// Messages sent by behaviours to a mailbox another worker owned when the
+    /// sender's batch handed them over (they cross cores).
+    std::uint64_t cross_worker_sends = 0;
     std::uint64_t messages_received = 0;   ///< receives run
     std::uint64_t gulps = 0;               ///< non-empty mailboxes taken in one lock acquisition
     std::uint64_t gulped_messages = 0;     ///< envelopes taken by those gulps

@@ -6,12 +6,14 @@
 ///     cfg.queues_per_worker = 32;                  // mailboxes = 4 x 32
 ///     cfg.victims = troupe::victim_policy::random;
 ///     cfg.pin = true;                              // bind worker i to PU i
+///     cfg.placement = troupe::external_placement::grouped;  // default: spread
 ///     troupe::actor_system sys{cfg};
 ///
 /// Every field has a working default; `executor_config{}` equals the
 /// default-constructed actor_system.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +25,29 @@
 namespace troupe {
 
 struct stop_report;
+
+/// Which mailbox an actor created outside the executor gets (created by a
+/// thread that is not one of the system's workers: `main`, another OS
+/// thread, a user thread). An actor created by a behaviour always takes a
+/// mailbox of the creating worker's own range.
+enum class external_placement : std::uint8_t {
+    /// Each creation takes the next mailbox over all workers' mailboxes (the
+    /// Cforall executor's rule; the default): neighbouring creations land on
+    /// different workers. Suits a few long-running independent actors
+    /// created by one thread (each starts on its own worker without waiting
+    /// for a steal); communicating neighbours then talk across cores.
+    spread,
+    /// Runs of `executor_config::placement_run` consecutive creations go to
+    /// one worker, round-robin over that worker's mailboxes; the next run
+    /// goes to the next worker. Actors created together (which usually talk
+    /// to each other) share a worker, so their messages do not cross cores;
+    /// more actors than one run still spread over every worker, and idle
+    /// workers steal mailboxes to even out the rest.
+    grouped,
+};
+
+/// "grouped" or "spread" (a static string). Never blocks or throws.
+const char* to_string(external_placement p) noexcept;
 
 struct executor_config {
     /// Worker kernel threads; 0 means one per hardware thread this process
@@ -42,6 +67,12 @@ struct executor_config {
     victim_policy victims = victim_policy::longest;
     /// Overrides `victims` when set.
     victim_factory custom_victims;
+    /// Where actors created outside the executor get their mailbox.
+    external_placement placement = external_placement::spread;
+    /// Creations per worker run under `external_placement::grouped` (0 is
+    /// taken as 1). With W workers, the first W x placement_run external
+    /// creations visit every worker once.
+    std::size_t placement_run = actor_defaults::placement_run;
     /// Bind worker i to hardware thread `worker_pu[i]` (default: i modulo
     /// the machine's hardware threads) through hwloc.
     bool pin = false;

@@ -91,6 +91,26 @@ std::pair<std::string, std::string> describe_current() {
 
 std::string quoted(std::string_view s) { return "\"" + std::string{s} + "\""; }
 
+// Takes an outbox lock from a sending thread without ever switching user
+// threads. The frame being shipped lives in the calling kernel thread's
+// scratch buffer (scratch()). troupe::spinlock's slow path yields a user
+// thread's processor: another user thread on this kernel thread could then
+// build its own frame in the same buffer, and the first, resumed (perhaps on
+// another kernel thread), would ship that frame instead of its own: one
+// message twice, the other never (the remote asks that hung under TSan).
+// Invariant: nothing between begin_frame and the append below can switch the
+// calling user thread out. Holders keep the lock for an append, a swap or
+// one MPI_Isend and never park or yield meanwhile, so spinning (then
+// yielding the kernel thread to the OS) always ends.
+void lock_no_switch(troupe::spinlock& l) noexcept {
+    for (int spins = 0; !l.try_lock(); ++spins) {
+        if (spins < 64)
+            troupe::detail::cpu_relax();
+        else
+            std::this_thread::yield();  // the kernel thread, never the user thread
+    }
+}
+
 }  // namespace
 
 void describe_current_exception(std::string& type, std::string& what) {
@@ -127,6 +147,10 @@ engine::~engine() {
     // (work_queued) or is parked and this increment brings the counter to 0.
     if (counter_.fetch_add(1, std::memory_order_seq_cst) + 1 == 0) unpark(*ctx_);
     thread_.join();
+    for (int r = 0; r < size; ++r) {  // the world drained them; a direct send still owns its buffer
+        outbox& o = out_[static_cast<std::size_t>(r)];
+        if (o.direct_req != MPI_REQUEST_NULL) MPI_Wait(&o.direct_req, MPI_STATUS_IGNORE);
+    }
     while (replies_) {  // requests never replied to: nobody waits here any more
         pending_reply* p = replies_;
         replies_ = p->next;
@@ -142,7 +166,32 @@ void engine::ship(int to, const byte_buffer& frame) {
         throw std::out_of_range("troupe::remote: rank " + std::to_string(to) + " does not exist (the job has " +
                                 std::to_string(size) + " ranks)");
     outbox& o = out_[static_cast<std::size_t>(to)];
-    o.lock.lock();
+    lock_no_switch(o.lock);  // not o.lock.lock(): see lock_no_switch
+    // Per-pair FIFO: every MPI send to `to` is posted under this lock, in
+    // the order the frames were shipped (a direct post only when no earlier
+    // frame waits in the outbox; the engine posts a batch under the lock
+    // too), and MPI does not let a message overtake one posted before it
+    // (same source, destination, communicator and tag).
+    if (cfg::direct_send && to != rank && o.buf.empty()) {
+        bool posted;
+        try {
+            posted = post_direct(o, to, frame);
+        } catch (...) {
+            o.lock.unlock();
+            throw;
+        }
+        if (posted) {
+            o.lock.unlock();
+            // Dekker with idle_sleep (as for outbox frames, with a flag):
+            // we store kicked_, then read the counter; the engine announces
+            // (decrements), then reads kicked_. Either it stays awake and
+            // polls closely (a reply may come back; an incomplete send needs
+            // testing), or it is asleep and we wake it.
+            kicked_.store(true, std::memory_order_seq_cst);
+            wake();
+            return;
+        }
+    }
     try {
         o.buf.append(frame.data(), frame.size());
     } catch (...) {
@@ -153,6 +202,53 @@ void engine::ship(int to, const byte_buffer& frame) {
     o.bytes.store(o.buf.size(), std::memory_order_seq_cst);
     o.lock.unlock();
     wake();
+}
+
+bool engine::post_direct(outbox& o, int to, const byte_buffer& frame) {
+    // Under o.lock with o.buf empty: nothing shipped to `to` before us is
+    // still unposted, so posting now keeps the order.
+    if (o.direct_req != MPI_REQUEST_NULL) {
+        int done = 0;
+        MPI_Test(&o.direct_req, &done, MPI_STATUS_IGNORE);
+        if (!done) return false;  // its buffer is still MPI's: use the outbox
+        o.direct_busy.store(false, std::memory_order_seq_cst);
+        direct_pending_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    o.direct_buf.clear();
+    o.direct_buf.append(frame.data(), frame.size());  // may throw: nothing posted
+    // Counted as sent before it is posted (a termination round that could
+    // see it received also sees it sent).
+    batches_sent.fetch_add(1, std::memory_order_seq_cst);
+    frames_sent.fetch_add(1, std::memory_order_relaxed);
+    MPI_Isend(o.direct_buf.data(), static_cast<int>(o.direct_buf.size()), MPI_BYTE, to, data_tag, comm, &o.direct_req);
+    int done = 0;
+    MPI_Test(&o.direct_req, &done, MPI_STATUS_IGNORE);  // small frames complete at once (eager)
+    if (!done) {
+        // The engine tests it from now on (complete_direct).
+        direct_pending_.fetch_add(1, std::memory_order_relaxed);
+        o.direct_busy.store(true, std::memory_order_seq_cst);
+    }
+    return true;
+}
+
+bool engine::complete_direct() {
+    bool did = false;
+    for (int r = 0; r < size; ++r) {
+        outbox& o = out_[static_cast<std::size_t>(r)];
+        if (!o.direct_busy.load(std::memory_order_relaxed)) continue;  // a hint; set under the lock
+        o.lock.lock();
+        if (o.direct_req != MPI_REQUEST_NULL) {
+            int done = 0;
+            MPI_Test(&o.direct_req, &done, MPI_STATUS_IGNORE);
+            if (done) {
+                o.direct_busy.store(false, std::memory_order_seq_cst);
+                direct_pending_.fetch_sub(1, std::memory_order_relaxed);
+                did = true;
+            }
+        }
+        o.lock.unlock();
+    }
+    return did;
 }
 
 void engine::wake() noexcept {
@@ -252,8 +348,10 @@ void engine::send_raw(int to, const void* bytes, std::size_t n) {
 }
 
 bool engine::busy_sending() noexcept {
-    for (int r = 0; r < size; ++r)
-        if (out_[static_cast<std::size_t>(r)].bytes.load(std::memory_order_seq_cst) != 0) return true;
+    for (int r = 0; r < size; ++r) {
+        const outbox& o = out_[static_cast<std::size_t>(r)];
+        if (o.bytes.load(std::memory_order_seq_cst) != 0 || o.direct_busy.load(std::memory_order_seq_cst)) return true;
+    }
     return flying_count_.load(std::memory_order_seq_cst) != 0;
 }
 
@@ -286,6 +384,12 @@ void engine::run() noexcept {
             poll = cfg::first_poll;
             continue;
         }
+        // A direct send went out without us: what it asked for may come
+        // back soon, so poll closely again, as after our own work.
+        if (kicked_.load(std::memory_order_relaxed) && kicked_.exchange(false, std::memory_order_acq_rel)) {
+            last_work = clock::now();
+            poll = cfg::first_poll;
+        }
         if (quit_.load(std::memory_order_acquire) && !busy_sending()) return;
         if (clock::now() - last_work < cfg::idle_spin) {
             // Keep polling for a while after the last piece of work (a reply
@@ -309,11 +413,12 @@ bool engine::progress() {
     if (replies_) did |= scan_replies();
     did |= flush_outboxes();
     if (!flying_.empty()) did |= complete_sends();
+    if (direct_pending_.load(std::memory_order_relaxed) != 0) did |= complete_direct();
     return did;
 }
 
 bool engine::work_queued() noexcept {
-    if (quit_.load(std::memory_order_seq_cst)) return true;
+    if (quit_.load(std::memory_order_seq_cst) || kicked_.load(std::memory_order_seq_cst)) return true;
     for (int r = 0; r < size; ++r) {
         outbox& o = out_[static_cast<std::size_t>(r)];
         o.lock.lock();
@@ -386,6 +491,8 @@ bool engine::flush_outboxes() {
         if (o.bytes.load(std::memory_order_relaxed) == 0) continue;  // a hint; see outbox
         if (r != rank && flying_.size() >= cfg::max_in_flight) continue;
         byte_buffer b = take_spare();
+        // Room for the batch before the lock (no throw under it).
+        if (r != rank && flying_.size() == flying_.capacity()) flying_.reserve(2 * flying_.size() + 4);
         std::uint64_t frames;
         o.lock.lock();
         o.buf.swap(b);
@@ -394,6 +501,14 @@ bool engine::flush_outboxes() {
         // Counted as sent before the outbox reads empty: a termination
         // round that sees the empty outbox also sees the count.
         batches_sent.fetch_add(1, std::memory_order_seq_cst);
+        if (r != rank) {
+            // Posted under the lock: a direct send shipped after these
+            // frames is posted after them (per-pair FIFO, see ship()).
+            flying_.push_back(in_flight{MPI_REQUEST_NULL, std::move(b)});
+            flying_count_.store(flying_.size(), std::memory_order_seq_cst);
+            in_flight& f = flying_.back();
+            MPI_Isend(f.buf.data(), static_cast<int>(f.buf.size()), MPI_BYTE, r, data_tag, comm, &f.req);
+        }
         o.bytes.store(0, std::memory_order_seq_cst);
         o.lock.unlock();
         frames_sent.fetch_add(frames, std::memory_order_relaxed);
@@ -403,11 +518,6 @@ bool engine::flush_outboxes() {
             batches_received.fetch_add(1, std::memory_order_seq_cst);
             b.clear();
             spares_.push_back(std::move(b));
-        } else {
-            flying_.push_back(in_flight{MPI_REQUEST_NULL, std::move(b)});
-            flying_count_.store(flying_.size(), std::memory_order_seq_cst);
-            in_flight& f = flying_.back();
-            MPI_Isend(f.buf.data(), static_cast<int>(f.buf.size()), MPI_BYTE, r, data_tag, comm, &f.req);
         }
     }
     return did;

@@ -76,6 +76,13 @@ private:
         // Bytes in buf, stored under lock; read without it by the engine as
         // a hint (a stale zero is caught by the park recheck under the lock).
         std::atomic<std::size_t> bytes{0};
+        // The direct path (ship() posts the frame itself when buf is empty):
+        // its one send in flight and the buffer it reads (under lock).
+        MPI_Request direct_req = MPI_REQUEST_NULL;
+        byte_buffer direct_buf;
+        // Whether direct_req is still in flight: stored under lock, read
+        // without it by the engine (a hint) and by busy_sending.
+        std::atomic<bool> direct_busy{false};
     };
     struct in_flight {
         MPI_Request req;
@@ -98,6 +105,8 @@ private:
     bool receive();
     bool flush_outboxes();
     bool complete_sends();
+    bool complete_direct();
+    bool post_direct(outbox& o, int to, const byte_buffer& frame);
     bool scan_replies();
     bool idle_sleep(std::chrono::nanoseconds d);
     bool work_queued() noexcept;
@@ -120,6 +129,11 @@ private:
     alignas(64) std::atomic<int> counter_{0};
     context* ctx_ = nullptr;
     std::atomic<bool> quit_{false};
+    // Set by a direct send that found the engine asleep (and woke it): a
+    // reply may be on its way, so the engine polls closely again.
+    std::atomic<bool> kicked_{false};
+    // Direct sends not yet complete (any outbox), for the engine.
+    std::atomic<int> direct_pending_{0};
     std::thread thread_;
 
     // Engine thread only.

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "troupe/detail/copy_queue.hpp"
+#include "troupe/detail/idle_group.hpp"
 #include "troupe/spinlock.hpp"
 
 namespace troupe::detail {
@@ -27,8 +28,9 @@ struct alignas(64) mailbox {
     // The worker whose slot range holds this mailbox (a hint for waking;
     // see the wake protocol in docs/actors.md).
     std::atomic<std::uint32_t> owner{0};
-    // The executor's count of parked workers (read under `lock` by sends).
-    std::atomic<std::uint32_t>* sleepers = nullptr;
+    // The executor's workers as an idle group: a send asks it, under
+    // `lock`, whether any worker is parked.
+    const idle_group* idle = nullptr;
     executor* exec = nullptr;
     // Registry of live actors that have received a message (for the
     // survivor report of a timed stop; types are named from it): linked at

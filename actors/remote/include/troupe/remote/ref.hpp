@@ -13,9 +13,10 @@
 /// message the actor type has no `receive` for does not compile. The message
 /// type must be registered (TROUPE_REMOTE_MESSAGE). A remote send encodes
 /// the message at once (so it may be reused or destroyed right after `|`
-/// returns; a message set to `Delete` is deleted then, `Destroy` destroyed),
-/// and queues the bytes for the rank's progress engine: it never blocks on
-/// the network. Messages from one sender thread or actor to one remote actor
+/// returns; its allocation action is not applied: it stays the sender's),
+/// and either posts the bytes to MPI from the calling thread (MPI_Isend,
+/// when nothing waits in the outbox for that rank) or queues them for the
+/// rank's progress engine: it never blocks on the network. Messages from one sender thread or actor to one remote actor
 /// arrive in send order (per-pair FIFO).
 ///
 /// `ask(q)` returns q's own future, so it works exactly like a local

@@ -18,6 +18,12 @@ inline constexpr std::chrono::nanoseconds warm_period = 20ms;
 /// ... then doubling after each empty poll up to this (an idle rank then costs
 /// one MPI_Improbe per interval: far below 1% of a core).
 inline constexpr std::chrono::nanoseconds max_poll = 8ms;
+/// Whether a sender posts its frame to MPI itself (MPI_Isend from the
+/// sending thread, under the destination's outbox lock) when nothing waits in
+/// that outbox, instead of handing it to the engine thread: one thread
+/// hand-off fewer per hop. Under load the outbox is rarely empty and frames
+/// are batched by the engine as before.
+inline constexpr bool direct_send = true;
 /// Batches in flight (MPI_Isend not yet complete) before the engine lets
 /// outboxes grow instead of posting more sends.
 inline constexpr std::size_t max_in_flight = 64;

@@ -31,8 +31,11 @@ void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint6
                  std::uint64_t token);
 /// Completes the frame started in `b`: sizes and padding.
 void end_frame(byte_buffer& b);
-/// Appends the frame in `b` to the outbox for `rank` and wakes the engine
-/// if it sleeps. Never blocks beyond a short spinlock. Throws
+/// Posts the frame in `b` to `rank` with MPI_Isend from the calling thread
+/// if nothing waits in that rank's outbox, else appends it to the outbox;
+/// wakes the engine if it sleeps. Never blocks beyond a short spinlock,
+/// taken without switching user threads (`b` is the kernel thread's
+/// scratch buffer: see lock_no_switch in engine.cpp). Throws
 /// std::bad_alloc (strong: nothing queued) or std::out_of_range (bad rank).
 void ship(engine& e, int rank, const byte_buffer& b);
 

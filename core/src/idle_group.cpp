@@ -1,0 +1,180 @@
+// The idle group: the one parking primitive of processors and actor
+// workers (see troupe/detail/idle_group.hpp and docs/scheduler.md).
+#include "troupe/detail/idle_group.hpp"
+
+#include <thread>
+
+#include "troupe/detail/futex.hpp"
+
+namespace troupe::detail {
+
+idle_group::idle_group(std::size_t capacity, spinner_duty duty)
+    : duty_(duty), capacity_(capacity), members_(new std::atomic<member*>[capacity]) {
+    for (std::size_t i = 0; i < capacity_; ++i) members_[i].store(nullptr, std::memory_order_relaxed);
+}
+
+void idle_group::add_member(member& m) noexcept {
+    const std::size_t i = size_.load(std::memory_order_relaxed);
+    if (i >= capacity_) return;  // callers size the group; never reached
+    m.index_ = i;
+    // release (both): a waker that reads the new size sees the member.
+    members_[i].store(&m, std::memory_order_release);
+    size_.store(i + 1, std::memory_order_release);
+}
+
+void idle_group::remove_last_member() noexcept {
+    const std::size_t n = size_.load(std::memory_order_relaxed);
+    if (n == 0) return;
+    // Shrink the range first, then clear the entry: a waker that read the
+    // old size finds null (skips it) or the member (still a valid object).
+    size_.store(n - 1, std::memory_order_seq_cst);
+    members_[n - 1].store(nullptr, std::memory_order_release);
+}
+
+std::size_t idle_group::members_asleep() const noexcept {
+    std::size_t k = 0;
+    const std::size_t n = size();
+    for (std::size_t i = 0; i < n; ++i)
+        if (const member* m = members_[i].load(std::memory_order_acquire); m && asleep(*m)) ++k;
+    return k;
+}
+
+// ---------------------------------------------------------------- the member's side
+
+void idle_group::count_spinner(member& m) noexcept {
+    // seq_cst: while we are counted the rule wakes no one for published
+    // work; we look for it (our polls come after this increment).
+    spinners_.fetch_add(1, std::memory_order_seq_cst);
+    m.counted_ = true;
+}
+
+void idle_group::drop_spinner(member& m) noexcept {
+    if (!m.counted_) {
+        // Owed: we dropped our count in announce_idle and our re-check
+        // found work. Publishers that saw our count woke no one for work
+        // we take only one piece of: run the rule for the rest (it wakes
+        // no one if another spinner carries the duty).
+        m.owes_ = false;
+        if (duty_ == spinner_duty::finds_work) wake_one();
+        return;
+    }
+    m.counted_ = false;
+    // seq_cst: if we were the last spinner, work published while we were
+    // counted saw spinners != 0 and woke no one; the rule, run again after
+    // our drop, either sees another spinner or a sleeper to wake.
+    if (spinners_.fetch_sub(1, std::memory_order_seq_cst) == 1 && duty_ == spinner_duty::finds_work) wake_one();
+}
+
+void idle_group::announce_idle(member& m) noexcept {
+    // Order (all seq_cst): sleepers is raised before the spinner count is
+    // dropped, so the member is never counted as neither; the word is set
+    // before the drop, so a waker that sees spinners == 0 can find it
+    // asleep. The caller's re-check of its work comes after all three.
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    m.word_.store(asleep_, std::memory_order_seq_cst);
+    if (m.counted_) {
+        m.counted_ = false;
+        // No pass-on here: our re-check follows. If it finds work we owe
+        // the rule a run (stop_spinning), as we take only one piece.
+        m.owes_ = true;
+        spinners_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+}
+
+bool idle_group::sleep(member& m) noexcept {
+    m.owes_ = false;  // the re-check found nothing: the duty is discharged
+    // Only a waker changes asleep; a spurious futex return sleeps again.
+    while (m.word_.load(std::memory_order_seq_cst) == asleep_) futex_wait(m.word_, asleep_);
+    return true;
+}
+
+bool idle_group::sleep_until(member& m, std::chrono::steady_clock::time_point deadline,
+                             sleep_kind kind) noexcept {
+    m.owes_ = false;  // as in sleep()
+    const bool watching = kind == sleep_kind::watching;
+    if (watching) watchers_.fetch_add(1, std::memory_order_seq_cst);
+    while (m.word_.load(std::memory_order_seq_cst) == asleep_ && std::chrono::steady_clock::now() < deadline)
+        futex_wait_until(m.word_, asleep_, deadline);
+    if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
+    return m.word_.load(std::memory_order_seq_cst) != asleep_;
+}
+
+bool idle_group::withdraw(member& m) noexcept {
+    // The exchange tells whether a waker gave us a spinner count (only a
+    // waker writes woken_spinning, and only over asleep).
+    const std::uint32_t was = m.word_.exchange(awake_, std::memory_order_seq_cst);
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    if (was == woken_spinning_) {
+        m.counted_ = true;  // the waker's count is ours now (it carries any owed duty)
+        m.owes_ = false;
+        return true;
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------- wakers
+
+bool idle_group::wake(member& m, wake_as how) noexcept {
+    // seq_cst load: the Dekker partner of announce_idle's word store.
+    if (m.word_.load(std::memory_order_seq_cst) != asleep_) return false;
+    const bool spinner = how == wake_as::spinner;
+    // Count the spinner before the CAS: once woken, the member may drop the
+    // count at any time, and it must never go below the truth.
+    if (spinner) spinners_.fetch_add(1, std::memory_order_seq_cst);
+    std::uint32_t expected = asleep_;
+    if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_, std::memory_order_seq_cst)) {
+        futex_wake(m.word_);
+        return true;
+    }
+    // Someone else woke it (or it withdrew). Our transient count may have
+    // hidden this moment from another publisher: rule callers look again.
+    if (spinner) spinners_.fetch_sub(1, std::memory_order_seq_cst);
+    return false;
+}
+
+bool idle_group::wake_from(std::size_t first, std::size_t count, wake_as how) noexcept {
+    const std::size_t n = size();
+    if (n == 0) return false;
+    for (std::size_t k = 0; k < count && k < n; ++k) {
+        member* m = members_[(first + k) % n].load(std::memory_order_acquire);
+        if (m && wake(*m, how)) return true;
+    }
+    return false;
+}
+
+bool idle_group::wake_another(const member& self) noexcept {
+    const std::size_t n = size();
+    return n > 1 && wake_from(self.index_ + 1, n - 1, wake_as::plain);
+}
+
+// The wake rule. Invariant (the Dekker pair of the whole protocol): work is
+// published with a seq_cst RMW before this rule's seq_cst loads; a member
+// going to sleep raises `sleepers`, stores `asleep`, drops its spinner count
+// (announce_idle, all seq_cst), then re-checks for work. So when the rule
+// returns, either
+//   - it saw sleepers == 0: every later sleeper announces after our load,
+//     so its re-check comes after the publication and sees the work; or
+//   - it saw a spinner: that spinner's drop comes after our load, and is
+//     followed by this rule again (stop_spinning: the last spinner to find
+//     work, with finds_work), or by its own re-check (announce_idle), which
+//     either finds nothing (the work was taken) or finds work and runs
+//     this rule again (the owed duty: it takes only one piece); or
+//   - it woke one member as a spinner, which looks for work; or
+//   - (wake_one_unless_watched) it saw a watcher, which comes back to look
+//     when its timed sleep ends.
+// A wake that fails (another waker won the CAS, or the member withdrew)
+// undoes its transient count, which may have hidden the moment from a
+// concurrent rule: so the rule looks again instead of returning.
+void idle_group::apply_rule(bool watched_suffices) noexcept {
+    for (unsigned round = 0;; ++round) {
+        if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+        if (spinners_.load(std::memory_order_seq_cst) != 0) return;
+        if (watched_suffices && watchers_.load(std::memory_order_seq_cst) != 0) return;
+        if (wake_from(0, size(), wake_as::spinner)) return;
+        // Every announced sleeper is between its announcement and its word,
+        // just woke, or is not (or no longer) a member: look again.
+        if (round >= 64) std::this_thread::yield(); else cpu_relax();
+    }
+}
+
+}  // namespace troupe::detail
