@@ -4,8 +4,12 @@
 ///     troupe::spinlock l;
 ///     { std::lock_guard g{l}; ++counter; }
 ///
-/// Never parks: after a short spin it yields the kernel thread. Not fair, not
-/// recursive. Use it where the holder never blocks inside the section.
+/// Never parks: after a short spin it yields (`troupe::this_thread::yield`:
+/// a user thread lets its processor run other user threads, which may
+/// include the holder, and may resume on another kernel thread; an OS thread
+/// yields the CPU). So a user thread must not keep kernel-thread-local state
+/// (a thread_local buffer, say) across `lock()`. Not fair, not recursive.
+/// Use it where the holder never blocks inside the section.
 #include <atomic>
 
 #include "troupe/config.hpp"
@@ -22,7 +26,7 @@ public:
     spinlock& operator=(const spinlock&) = delete;
     ~spinlock() = default;
 
-    /// Spins (then yields the kernel thread) until the lock is free.
+    /// Spins (then yields, see above) until the lock is free.
     void lock() noexcept {
         // Fast path: one exchange. acquire pairs with unlock's release.
         if (!flag_.exchange(true, std::memory_order_acquire)) [[likely]] {
