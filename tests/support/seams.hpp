@@ -28,8 +28,6 @@ inline bool sleeps_fully(std::chrono::milliseconds d = std::chrono::milliseconds
     return std::chrono::steady_clock::now() - start >= d;
 }
 
-/// Yields (user thread) or yields the kernel thread until `pred()` holds.
-
 /// After a stray `troupe::unpark` of a blocked thread: checked builds wait
 /// for the stray-wake report (the thread saw the wake and parked again);
 /// every build then checks, for a bounded number of yields, that `still`
