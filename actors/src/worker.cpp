@@ -61,6 +61,19 @@ void worker::stage(const envelope& e) {
 // Hands every staged envelope to its mailbox, preserving send order per
 // mailbox (so per sender and receiver), one lock per mailbox.
 void worker::flush_stages() {
+    // The common case of a batch that sent one message: no staging copy.
+    // (Nothing staged before it, so it is the only message in flight from
+    // this batch and cannot overtake another.)
+    if (pipe_count_ == 1 && touched_.empty()) {
+        const envelope& e = pipeline_[(pipe_head_ + pipeline_size - 1) % pipeline_size];
+        mailbox* d = worker_access::box(*e.receiver);
+#if defined(TROUPE_STATISTICS)
+        if (d->exec == &exec && d->owner.load(std::memory_order_relaxed) != index) count(stats.crossed, 1);
+#endif
+        deliver_to_mailbox(*d, &e, 1);  // strong: on a throw it stays in the pipeline
+        pipe_count_ = 0;
+        return;
+    }
     // One entry at a time: stage() is strong, so if it throws (a growth
     // failed) the entries staged so far have left the pipeline and the
     // rest are still in it, in order: nothing is staged twice.
