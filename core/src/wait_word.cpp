@@ -10,7 +10,7 @@ namespace troupe::detail {
 void queue_backoff::pause() noexcept {
     // L is held for a few instructions, never across a park: spin briefly,
     // then yield in case its holder's kernel thread was descheduled.
-    if (++spins < defaults::spinlock_spins) cpu_relax();
+    if (++spins < defaults::core::spinlock_spins) cpu_relax();
     else this_thread::yield();
 }
 
