@@ -18,6 +18,16 @@
 # default 600) is a failure. Failures set bench_status=1 and the run goes
 # on. $TIMED (set by bench/run) prefixes each program; an array
 # bench_launch (e.g. mpirun ...) prefixes the next bench_run call instead.
+#
+# bench_setup MODULE [RUNS] opens every run.sh (after sourcing this file):
+# checks BUILD (the absolute build directory bench/run passes), defaults
+# QUICK to 0 and RUNS to the given count (5), names the module in notes
+# and sets bin=$BUILD/bench/MODULE.
+#
+# bench_go_twins NAME... builds the Go twins bench/peers/go/NAME.go (each
+# with the shared bench/peers/go/common.go) into gobin=$BUILD/go, offline
+# (GO111MODULE=off, caches under $BUILD); a failed build or a missing go
+# leaves the twin missing (skipped by bench_run, with a note).
 bench_status=0
 bench_timeout=${bench_timeout:-600}
 bench_launch=()
@@ -58,4 +68,31 @@ bench_run() {  # bench_run PROGRAM ARGS...
     bench_status=1
   fi
   printf '%s\n' "$out" | grep '^RESULT ' || true
+}
+
+bench_setup() {  # bench_setup MODULE [RUNS]
+  : "${BUILD:?BUILD must be the absolute build directory}"
+  QUICK=${QUICK:-0}
+  RUNS=${RUNS:-${2:-5}}
+  bench_module=$1
+  bin="$BUILD/bench/$1"
+}
+
+bench_go_twins() {  # bench_go_twins NAME...
+  local src g
+  src="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/peers/go"
+  gobin="$BUILD/go"
+  if ! command -v go >/dev/null 2>&1; then
+    echo "${bench_module:-bench}: go not installed, Go twins skipped" >&2
+    return 0
+  fi
+  mkdir -p "$gobin"
+  for g in "$@"; do
+    if [ ! -x "$gobin/$g" ] || [ "$src/$g.go" -nt "$gobin/$g" ] ||
+       [ "$src/common.go" -nt "$gobin/$g" ]; then
+      (cd "$src" && GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod \
+         GO111MODULE=off go build -o "$gobin/$g" "$g.go" common.go) >&2 ||
+        echo "${bench_module:-bench}: go build of $g failed, skipped" >&2
+    fi
+  done
 }

@@ -46,7 +46,7 @@ bool worker::try_steal() noexcept {
     if (cand && !worth_it) {
         // relaxed: a hint; 0 means the victim is between batches.
         const std::uint64_t began = victim.batch_began.load(std::memory_order_relaxed);
-        worth_it = began != 0 && timestamp() - began > actor_defaults::long_batch_ticks;
+        worth_it = began != 0 && timestamp() - began > defaults::actors::long_batch_ticks;
     }
     if (cand && worth_it) {
         const std::size_t s = cand_slot;

@@ -4,11 +4,10 @@
 # RUNS=<n>; prints only RESULT lines on stdout (bench/README.md,
 # "RESULT lines"). CAF twins are skipped when they were not built (no libcaf-dev).
 set -euo pipefail
-BUILD=${BUILD:?BUILD must name the build directory}
-QUICK=${QUICK:-0}
-RUNS=${RUNS:-3}
-dir="$BUILD/bench/actors"
-[ -x "$dir/actors_static_send" ] || { echo "actors benchmarks not built in $dir" >&2; exit 1; }
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup actors 3
+[ -x "$bin/actors_static_send" ] || { echo "actors benchmarks not built in $bin" >&2; exit 1; }
 
 if [ "$QUICK" = 1 ]; then
   workers=(1 2)
@@ -32,32 +31,29 @@ else
   ask_args=(--asks=2000)
 fi
 
-bench_module=actors
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
-# run PROGRAM ARGS...: bench_run on $dir/PROGRAM (a missing CAF twin is
+# run PROGRAM ARGS...: bench_run on $bin/PROGRAM (a missing CAF twin is
 # skipped with a note, a missing troupe program fails; see bench/lib.sh).
-run() { bench_run "$dir/$1" "${@:2}"; }
-[ -x "$dir/caf_executor" ] || echo "actors: CAF twins not built (install libcaf-dev); troupe only" >&2
+run() { bench_run "$bin/$1" "${@:2}"; }
+[ -x "$bin/caf_executor" ] || echo "actors: CAF twins not built (install libcaf-dev); troupe only" >&2
 
-for w in "${workers[@]}"; do
-  for ((r = 0; r < RUNS; r++)); do
-    run actors_static_send --n=$static_t --workers=$w
-    run caf_static_send --n=$static_c --workers=$w
+# alternate NAME 'TROUPE ARGS' 'CAF ARGS': for each worker count w, RUNS
+# rounds of actors_NAME then caf_NAME, each with its args and --workers=w
+# (args are split on blanks).
+alternate() {
+  local w r
+  for w in "${workers[@]}"; do
+    for ((r = 0; r < RUNS; r++)); do
+      # shellcheck disable=SC2086
+      run actors_$1 $2 --workers=$w
+      # shellcheck disable=SC2086
+      run caf_$1 $3 --workers=$w
+    done
   done
-done
-for w in "${workers[@]}"; do
-  for ((r = 0; r < RUNS; r++)); do
-    run actors_dynamic_send --n=$dynamic_t --workers=$w
-    run caf_dynamic_send --n=$dynamic_c --workers=$w
-  done
-done
-for w in "${workers[@]}"; do
-  for ((r = 0; r < RUNS; r++)); do
-    run actors_executor "${exec_args[@]}" --workers=$w --rss=1
-    run caf_executor "${exec_args[@]}" --workers=$w --rss=1
-  done
-done
+}
+
+alternate static_send "--n=$static_t" "--n=$static_c"
+alternate dynamic_send "--n=$dynamic_t" "--n=$dynamic_c"
+alternate executor "${exec_args[*]} --rss=1" "${exec_args[*]} --rss=1"
 for w in "${workers[@]}"; do
   for ((r = 0; r < RUNS; r++)); do
     run actors_repeat "${repeat_args[@]}" --workers=$w
@@ -67,19 +63,9 @@ for w in "${workers[@]}"; do
     [ "$w" -gt 1 ] && run caf_repeat "${repeat_args[@]}" --workers=$w --policy=sharing
   done
 done
-for w in "${workers[@]}"; do
-  for ((r = 0; r < RUNS; r++)); do
-    run actors_matrix "${matrix_args[@]}" --workers=$w
-    run caf_matrix "${matrix_args[@]}" --workers=$w
-  done
-done
+alternate matrix "${matrix_args[*]}" "${matrix_args[*]}"
 # Asks to one account actor from 4 plain OS threads (4 x asks requests).
-for w in "${workers[@]}"; do
-  for ((r = 0; r < RUNS; r++)); do
-    run actors_ask_threads "${ask_args[@]}" --workers=$w
-    run caf_ask_threads "${ask_args[@]}" --workers=$w
-  done
-done
+alternate ask_threads "${ask_args[*]}" "${ask_args[*]}"
 for w in "${balance_workers[@]}"; do
   for mode in one multi; do
     for ((r = 0; r < RUNS; r++)); do

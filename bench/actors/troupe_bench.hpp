@@ -18,9 +18,10 @@ inline troupe::executor_config config(int argc, char** argv) {
     if (steal == "random") cfg.victims = troupe::victim_policy::random;
     if (steal == "locality") cfg.victims = troupe::victim_policy::locality;
     if (option_text(argc, argv, "placement", "spread") == "grouped") cfg.placement = troupe::external_placement::grouped;
-    cfg.queues_per_worker =
-        static_cast<std::size_t>(option(argc, argv, "queues", static_cast<long>(troupe::actor_defaults::queues_per_worker)));
-    cfg.placement_run = static_cast<std::size_t>(option(argc, argv, "run", troupe::actor_defaults::placement_run));
+    cfg.queues_per_worker = static_cast<std::size_t>(option(
+        argc, argv, "queues", static_cast<long>(troupe::defaults::actors::queues_per_worker)));
+    cfg.placement_run = static_cast<std::size_t>(
+        option(argc, argv, "run", troupe::defaults::actors::placement_run));
     return cfg;
 }
 

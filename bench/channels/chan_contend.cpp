@@ -49,17 +49,13 @@ int main(int argc, char** argv) {
             }
             inserted.fetch_add(n);
         });
-    const auto t0 = bench::clock::now();
-    start.store(true, std::memory_order_release);
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    stop.store(true, std::memory_order_relaxed);
-    const auto t1 = bench::clock::now();
+    const double elapsed = bench::timed_window(start, stop, ms);
     for (auto& t : ps) t.join();
     ch.close();
     for (auto& t : ts) t.join();
     if (removed.load() != inserted.load()) bench::fail("chan_contend: values lost");
     bench::result("chan_contend", "troupe", "ops_per_s",
-                       static_cast<double>(removed.load()) / bench::seconds(t0, t1),
+                       static_cast<double>(removed.load()) / elapsed,
                        "producers=" + std::to_string(producers) +
                            " consumers=" + std::to_string(consumers));
 }

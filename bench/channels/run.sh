@@ -14,11 +14,9 @@
 #                        user thread), 100,000 jobs, 2 processors (seconds)
 #   chan_close_drain     close under load, values lost (troupe; must be 0)
 set -uo pipefail
-: "${BUILD:?BUILD must be the absolute build directory}"
-QUICK=${QUICK:-0}
-RUNS=${RUNS:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$BUILD/bench/channels"
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup channels
 procs=2
 
 if [ "$QUICK" = 1 ]; then
@@ -27,24 +25,9 @@ else
     contend_ms=2000; rtt_rounds=1000000; drain_ms=1000; pool_jobs=100000
 fi
 
-# Go twins: built here with `go build`, everything under $BUILD.
-gobin="$BUILD/go"
-if command -v go >/dev/null 2>&1; then
-    mkdir -p "$gobin"
-    export GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod GO111MODULE=off
-    for g in chan_contend chan_rendezvous_rtt worker_pool; do
-        if [ ! -x "$gobin/$g" ] || [ "$here/../peers/go/$g.go" -nt "$gobin/$g" ]; then
-            (cd "$here/../peers/go" && go build -o "$gobin/$g" "$g.go") >&2 ||
-                echo "channels: go build of $g failed, skipped" >&2
-        fi
-    done
-else
-    echo "channels: go not installed, Go twins skipped" >&2
-fi
+# Go twins: built here into $BUILD/go (bench/lib.sh).
+bench_go_twins chan_contend chan_rendezvous_rtt worker_pool
 
-bench_module=channels
-# shellcheck source=../lib.sh
-source "$here/../lib.sh"
 # run PROGRAM ARGS...: bench_run (a missing twin is skipped with a note, a
 # missing troupe program fails; see bench/lib.sh).
 run() { bench_run "$@"; }

@@ -1,7 +1,9 @@
 #pragma once
 // The one header shared by every benchmark program and its C++ peer twins
 // (bench/<module>/, bench/peers/): option parsing, a clock and stopwatch,
-// peak RSS, and the one output format the harness reads,
+// peak RSS, the timed loop of single-thread benchmarks and the measured
+// window of throughput benchmarks, and the one output
+// format the harness reads,
 //
 //     RESULT bench=<name> system=<system> metric=<metric> value=<number> <param>=<value>...
 //
@@ -9,6 +11,7 @@
 // twins link nothing but their own system.
 #include <sys/resource.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -54,6 +57,30 @@ private:
 /// Seconds between two time points.
 inline double seconds(clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
+}
+
+/// Calls `op()` iters / 10 + 1 times to warm up, then `iters` times on the
+/// clock; returns the nanoseconds per timed call. The loop of the
+/// single-thread (uncontended) benchmarks and of their twins.
+template <class Op>
+double ns_per_op(long iters, Op op) {
+    for (long i = 0; i < iters / 10 + 1; ++i) op();
+    const auto t0 = clock::now();
+    for (long i = 0; i < iters; ++i) op();
+    const auto t1 = clock::now();
+    return seconds(t0, t1) * 1e9 / static_cast<double>(iters);
+}
+
+/// The measured window of a throughput benchmark: opens `start` (release:
+/// the workers waiting on it see all that was set up before), sleeps `ms`
+/// milliseconds, raises `stop` (relaxed: the workers only poll it); returns
+/// the seconds from the opening to the stop.
+inline double timed_window(std::atomic<bool>& start, std::atomic<bool>& stop, long ms) {
+    const auto t0 = clock::now();
+    start.store(true, std::memory_order_release);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    stop.store(true, std::memory_order_relaxed);
+    return seconds(t0, clock::now());
 }
 
 /// The value of option `--name=value` (integer), or `fallback` if absent.

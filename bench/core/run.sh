@@ -5,10 +5,9 @@
 # every benchmark's troupe program and then its peer twins, so troupe and
 # peer measurements alternate RUNS times.
 set -uo pipefail
-: "${BUILD:?BUILD must be the absolute build directory}"
-QUICK=${QUICK:-0}
-RUNS=${RUNS:-5}
-bin="$BUILD/bench/core"
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup core
 
 if [ "$QUICK" = 1 ]; then
     create_iters=100000; std_create_iters=2000; rounds=200000
@@ -18,9 +17,6 @@ else
     lock_iters=20000000;  contend_ms=1000;        idle_ms=5000
 fi
 
-bench_module=core
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
 # run PROGRAM ARGS...: bench_run on $bin/PROGRAM (a missing twin is
 # skipped with a note, a missing troupe program fails; see bench/lib.sh).
 run() { bench_run "$bin/$1" "${@:2}"; }

@@ -150,11 +150,7 @@ int run_with(int n, int threads, long ms, bool pin, bool verbose, const std::str
     std::vector<std::thread> ts = with_count(n, start);
 
     while (ready.load() < threads) std::this_thread::yield();
-    const auto t0 = bench::clock::now();
-    go.store(true, std::memory_order_release);
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    stop.store(true, std::memory_order_relaxed);
-    const double elapsed = bench::seconds(t0, bench::clock::now());
+    const double elapsed = bench::timed_window(go, stop, ms);
     std::uint64_t total = 0;
     for (auto& c : counts) total += c.acquisitions.load(std::memory_order_relaxed);
 

@@ -17,10 +17,10 @@
 # locks by one thread, the minimum of several batches: the cost of each
 # variant's acquisition itself, insensitive to other load on the machine.
 set -uo pipefail
-: "${BUILD:?BUILD must be the absolute build directory}"
-QUICK=${QUICK:-0}
-RUNS=${RUNS:-5}
-bin="$BUILD/bench/mutexstmt"
+bench_timeout=120
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup mutexstmt
 
 if [ "$QUICK" = 1 ]; then
     ms=150; cost_batches=5
@@ -28,9 +28,6 @@ else
     ms=${MUTEX_STMT_MS:-2000}; cost_batches=30
 fi
 
-bench_module=mutexstmt bench_timeout=120
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
 # run PROGRAM ARGS...: bench_run on $bin/PROGRAM (see bench/lib.sh).
 run() { bench_run "$bin/$1" "${@:2}"; }
 

@@ -5,11 +5,10 @@
 # RUNS=<n>; prints only RESULT lines on stdout. troupe and MPI programs run
 # as `mpirun -np 2`; the CAF twins fork their second process themselves.
 set -euo pipefail
-BUILD=${BUILD:?BUILD must name the build directory}
-QUICK=${QUICK:-0}
-RUNS=${RUNS:-3}
-dir="$BUILD/bench/remote"
-[ -x "$dir/remote_ping_pong" ] || { echo "remote benchmarks not built in $dir (MPI missing?)" >&2; exit 1; }
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup remote 3
+[ -x "$bin/remote_ping_pong" ] || { echo "remote benchmarks not built in $bin (MPI missing?)" >&2; exit 1; }
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2)
 
 if [ "$QUICK" = 1 ]; then
@@ -18,18 +17,15 @@ else
   pp=100000 tp=2000000 idle_ms=5000
 fi
 
-bench_module=remote
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
-# run [mpi] PROGRAM ARGS...: bench_run on $dir/PROGRAM, under mpirun with
+# run [mpi] PROGRAM ARGS...: bench_run on $bin/PROGRAM, under mpirun with
 # `mpi` (a missing twin is skipped with a note, a missing troupe program
 # fails; see bench/lib.sh).
 run() {
   if [ "$1" = mpi ]; then bench_launch=("${mpirun[@]}"); shift; else bench_launch=(); fi
-  bench_run "$dir/$1" "${@:2}"
+  bench_run "$bin/$1" "${@:2}"
   bench_launch=()
 }
-[ -x "$dir/remote_caf_ping_pong" ] || echo "remote: CAF twins not built (install libcaf-dev); troupe and MPI only" >&2
+[ -x "$bin/remote_caf_ping_pong" ] || echo "remote: CAF twins not built (install libcaf-dev); troupe and MPI only" >&2
 
 for ((r = 0; r < RUNS; r++)); do
   run mpi remote_ping_pong --n=$pp

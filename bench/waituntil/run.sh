@@ -16,33 +16,16 @@
 #   select_futures  a server fulfils A, B, C; the client waits with
 #                   predicate=or|and|andor|orand (ops_per_s = statements)
 set -uo pipefail
-: "${BUILD:?BUILD must be the absolute build directory}"
-QUICK=${QUICK:-0}
-RUNS=${RUNS:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$BUILD/bench/waituntil"
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup waituntil
 procs=2
 
 if [ "$QUICK" = 1 ]; then ms=250; else ms=2000; fi
 
-# Go twins: built here with `go build`, everything under $BUILD.
-gobin="$BUILD/go"
-if command -v go >/dev/null 2>&1; then
-    mkdir -p "$gobin"
-    export GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod GO111MODULE=off
-    for g in select_channels select_order select_futures; do
-        if [ ! -x "$gobin/$g" ] || [ "$here/../peers/go/$g.go" -nt "$gobin/$g" ]; then
-            (cd "$here/../peers/go" && go build -o "$gobin/$g" "$g.go") >&2 ||
-                echo "waituntil: go build of $g failed, skipped" >&2
-        fi
-    done
-else
-    echo "waituntil: go not installed, Go twins skipped" >&2
-fi
+# Go twins: built here into $BUILD/go (bench/lib.sh).
+bench_go_twins select_channels select_order select_futures
 
-bench_module=waituntil
-# shellcheck source=../lib.sh
-source "$(dirname "$0")/../lib.sh"
 # run PROGRAM ARGS...: bench_run (a missing twin is skipped with a note, a
 # missing troupe program fails; see bench/lib.sh).
 run() { bench_run "$@"; }

@@ -131,16 +131,12 @@ double run(long producers, long consumers, long ms, long capacity, long procs, b
     std::vector<troupe::thread> cs, ps;
     for (long i = 0; i < consumers; ++i) cs.emplace_back(pool, gated([&] { w.consumer(); }));
     for (long i = 0; i < producers; ++i) ps.emplace_back(pool, gated([&] { w.producer(); }));
-    const auto t0 = bench::clock::now();
-    start.store(true, std::memory_order_release);
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    w.stop.store(true, std::memory_order_relaxed);
-    const auto t1 = bench::clock::now();
+    const double elapsed = bench::timed_window(start, w.stop, ms);
     for (auto& t : ps) t.join();
     for (auto& c : chans) c.close();
     for (auto& t : cs) t.join();
     if (w.removed.load() != w.inserted.load()) bench::fail("select_channels: values lost");
-    return static_cast<double>(w.counted.load()) / bench::seconds(t0, t1);
+    return static_cast<double>(w.counted.load()) / elapsed;
 }
 
 }  // namespace

@@ -70,16 +70,12 @@ int main(int argc, char** argv) {
     cs.emplace_back(pool, [&] { consume(false); });  // C2
     ps.emplace_back(pool, [&] { produce(true); });   // P1
     ps.emplace_back(pool, [&] { produce(false); });  // P2
-    const auto t0 = bench::clock::now();
-    start.store(true, std::memory_order_release);
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    stop.store(true, std::memory_order_relaxed);
-    const auto t1 = bench::clock::now();
+    const double elapsed = bench::timed_window(start, stop, ms);
     for (auto& t : ps) t.join();
     A.close();
     B.close();
     for (auto& t : cs) t.join();
     if (removed.load() != inserted.load()) bench::fail("select_order: values lost");
     bench::result("select_order", "troupe", "ops_per_s",
-                         static_cast<double>(counted.load()) / bench::seconds(t0, t1), "");
+                         static_cast<double>(counted.load()) / elapsed, "");
 }

@@ -11,7 +11,7 @@
 // Transitions (-> by CAS unless noted; "store" releases L):
 //   lock fast      0 -> me
 //   unlock fast    me -> 0                      (fails on any flag bit)
-//   enqueue        O[|W] -> O[|W]|L, push, store O|W
+//   enqueue        O[|W] -> O[|W]|L, push, store O|W  (enqueue_behind_owner)
 //   hand-off       me|W -> me|W|L, pop first live node N,
 //                  store N|W or N (queue empty) or 0 (no live node);
 //                  a waituntil node N: store N[|W]|L, commit, then release L
@@ -42,8 +42,7 @@ blocking_lock_base::~blocking_lock_base() {
     if constexpr (checked_build) {
         const std::uintptr_t w = word_.load(std::memory_order_acquire);
         if (w & waiters_bit)
-            report_misuse(describe(kind_, name_, this) + ": destroyed while " +
-                          std::to_string(waiting_.size()) + " thread(s) wait for it");
+            report_destroyed_with_waiters(kind_, name_, this, waiting_.size());
         else if (owner_of(w))
             report_misuse(describe(kind_, name_, this) + ": destroyed while held");
     }
@@ -75,9 +74,8 @@ void blocking_lock_base::lock_slow(context& me) {
 bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
     context& me = n.waiter();
     queue_backoff b;
-    std::uintptr_t w;
     for (;;) {
-        w = word_.load(std::memory_order_relaxed);
+        std::uintptr_t w = word_.load(std::memory_order_relaxed);
         if (w == 0) {
             // Free (I1: nobody waits): take it.
             if (word_.compare_exchange_weak(w, to_word(me), std::memory_order_acquire,
@@ -100,21 +98,29 @@ bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
             }
             // Release build: queue behind ourselves (a deadlock, as documented).
         }
-        if (w & queue_lock_bit) {
-            b.pause();
-            continue;
-        }
-        // Held by someone else: take L. acquire: see the queue as left.
-        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acquire,
-                                        std::memory_order_relaxed))
-            break;
+        // Held: queue behind the owner. The hand-off grants one level (I3);
+        // the caller restores `depth` once it owns the lock.
+        if (enqueue_behind_owner(n, w, b)) return false;
     }
-    // Under L, the owner is fixed (I2): queue behind it and publish W with
-    // the release of L. The hand-off grants one level (I3); the caller
-    // restores `depth` once it owns the lock.
+}
+
+bool blocking_lock_base::enqueue_behind_owner(select_node& n, std::uintptr_t w,
+                                              queue_backoff& b) noexcept {
+    if (w & queue_lock_bit) {
+        b.pause();  // an enqueuer, a hand-off or an unregister holds the queue
+        return false;
+    }
+    // Take L from exactly `w`. acquire: see the queue as its last holder
+    // left it. Fails if the owner, W or L changed since the caller read w.
+    if (!word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acquire,
+                                     std::memory_order_relaxed))
+        return false;
+    // Under L the owner is fixed (I2): queue behind it, then publish W with
+    // the release of L (one store), so the owner's unlock finds W and hands
+    // off to us (I1: W only ever behind an owner).
     waiting_.push_back(n);
     unlock_queue(word_, w | waiters_bit);
-    return false;
+    return true;
 }
 
 void blocking_lock_base::park_until_owner(const context& me) {
@@ -210,9 +216,8 @@ std::size_t blocking_lock_base::waiters() const noexcept {
 bool blocking_lock_base::register_select(select_node& n) noexcept {
     context& me = n.waiter();
     queue_backoff b;
-    std::uintptr_t w;
     for (;;) {
-        w = word_.load(std::memory_order_relaxed);
+        std::uintptr_t w = word_.load(std::memory_order_relaxed);
         if (w == 0) {
             // Free: hold L on the free lock so that winning the statement and
             // taking the lock are one step for everyone else (a lost clause
@@ -234,20 +239,12 @@ bool blocking_lock_base::register_select(select_node& n) noexcept {
             if (won) ++count_;
             return won;
         }
-        if (w & queue_lock_bit) {
-            b.pause();
-            continue;
-        }
-        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acquire,
-                                        std::memory_order_relaxed))
-            break;
+        // Held by someone else: queue behind the owner, even if another
+        // clause already won the statement (unlock's pop_claimed drops such
+        // nodes, and unregister removes them). A clause holds one level,
+        // which is what the hand-off grants (I3).
+        if (enqueue_behind_owner(n, w, b)) return false;
     }
-    // Queue it even if another clause already won the statement: unlock's
-    // pop_claimed drops such nodes, and unregister removes them. A clause
-    // holds one level, which is what the hand-off grants (I3).
-    waiting_.push_back(n);
-    unlock_queue(word_, w | waiters_bit);
-    return false;
 }
 
 bool blocking_lock_base::unregister_select(select_node& n) noexcept {

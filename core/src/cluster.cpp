@@ -34,12 +34,13 @@ std::int64_t setting_ns(std::chrono::nanoseconds option, const char* env,
 
 schedule_settings resolve(const cluster_options& o) noexcept {
     schedule_settings s{};
-    s.idle_spin_ns = setting_ns(o.idle_spin, "TROUPE_IDLE_SPIN_US", defaults::idle_spin);
+    s.idle_spin_ns = setting_ns(o.idle_spin, "TROUPE_IDLE_SPIN_US", defaults::core::idle_spin);
     s.handoff_grace_ns = std::max<std::int64_t>(
-        1000, setting_ns(o.handoff_grace, "TROUPE_HANDOFF_GRACE_US", defaults::handoff_grace));
-    s.handoff_watch_ns =
-        std::max<std::int64_t>(s.handoff_grace_ns, std::chrono::nanoseconds(defaults::handoff_watch_max).count());
-    s.handoff_streak = defaults::handoff_streak;
+        1000,
+        setting_ns(o.handoff_grace, "TROUPE_HANDOFF_GRACE_US", defaults::core::handoff_grace));
+    s.handoff_watch_ns = std::max<std::int64_t>(
+        s.handoff_grace_ns, std::chrono::nanoseconds(defaults::core::handoff_watch_max).count());
+    s.handoff_streak = defaults::core::handoff_streak;
     return s;
 }
 }  // namespace

@@ -17,18 +17,13 @@
 //       notify_all list unlinks each node before its wake.
 #include "troupe/condition_variable.hpp"
 
-#include <string>
-
-#include "troupe/error.hpp"
-
 namespace troupe {
 
 condition_variable::~condition_variable() {
     if constexpr (checked_build) {
         if (word_.load(std::memory_order_acquire) & detail::waiters_bit)
-            detail::report_misuse(detail::describe("condition_variable", nullptr, this) +
-                                  ": destroyed while " + std::to_string(waiting_.size()) +
-                                  " thread(s) wait on it");
+            detail::report_destroyed_with_waiters("condition_variable", nullptr, this,
+                                                  waiting_.size());
     }
 }
 

@@ -65,7 +65,7 @@ int initial_park_spins() noexcept {
         const long n = std::strtol(v, &end, 10);
         if (end != v && n >= 0) return static_cast<int>(std::min<long>(n, 1 << 24));
     }
-    return defaults::os_park_spins;
+    return defaults::core::os_park_spins;
 }
 
 // The process-wide policy (relaxed: a setting, read once per park).
@@ -82,7 +82,9 @@ bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
     if (park_adaptive.load(std::memory_order_relaxed)) {
         probe = ++self.parks_since_probe >= self.probe_gap;
         if (probe) self.parks_since_probe = 0;
-        else budget = std::clamp(2 * self.spin_estimate, std::min(max, defaults::os_park_min_spins), max);
+        else
+            budget = std::clamp(2 * self.spin_estimate,
+                                std::min(max, defaults::core::os_park_min_spins), max);
     }
     for (int i = 0; i < budget; ++i) {
         cpu_relax();
@@ -344,7 +346,7 @@ context& fiber_context(fiber* f) noexcept { return *f; }
 
 fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,
                     void** payload) {
-    const std::size_t usable = attrs.stack_size ? attrs.stack_size : defaults::stack_size;
+    const std::size_t usable = attrs.stack_size ? attrs.stack_size : defaults::core::stack_size;
     stack_mapping s = stack_allocate(usable);
     char* top = s.base + s.size;
     // Descriptor at the top of the stack, the callable just below it.

@@ -23,8 +23,7 @@ future_base::~future_base() {
     // F1: no lock needed to know fulfil is done with us.
     if constexpr (checked_build) {
         if (word_.load(std::memory_order_acquire) & waiters_bit)
-            report_misuse(describe("future", nullptr, this) + ": destroyed while " +
-                          std::to_string(waiting_.size()) + " thread(s) wait on it");
+            report_destroyed_with_waiters("future", nullptr, this, waiting_.size());
     }
 }
 

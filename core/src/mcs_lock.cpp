@@ -14,7 +14,7 @@ namespace {
 struct backoff {
     int spins = 0;
     void pause() noexcept {
-        if (++spins < defaults::spinlock_spins) detail::cpu_relax();
+        if (++spins < defaults::core::spinlock_spins) detail::cpu_relax();
         else this_thread::yield();
     }
 };

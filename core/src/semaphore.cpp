@@ -13,18 +13,12 @@
 //       releaser's last touch of the node (grant_list).
 #include "troupe/semaphore.hpp"
 
-#include <string>
-
-#include "troupe/error.hpp"
-
 namespace troupe {
 
 semaphore::~semaphore() {
     if constexpr (checked_build) {
         if (word_.load(std::memory_order_acquire) & detail::waiters_bit)
-            detail::report_misuse(detail::describe("semaphore", name_, this) +
-                                  ": destroyed while " + std::to_string(waiting_.size()) +
-                                  " thread(s) wait on it");
+            detail::report_destroyed_with_waiters("semaphore", name_, this, waiting_.size());
     }
 }
 

@@ -11,13 +11,14 @@ void spinlock::lock_slow() noexcept {
     for (int spins = 0;;) {
         // Test before test-and-set: spin on a shared line, not on RMWs.
         while (flag_.load(std::memory_order_relaxed)) {
-            if (spins < defaults::spinlock_spins) {
+            if (spins < defaults::core::spinlock_spins) {
                 // Back off between polls: every poll pulls the line into our
                 // cache and makes the holder's next acquisition miss. Spaced
                 // polls let the holder run several sections on a warm line
                 // (channel 2+2 at 2 processors: 10 M/s with one pause per
                 // poll, 53 M/s with 16; bench/RESULTS.md).
-                for (int i = 0; i < defaults::spinlock_backoff_pauses; ++i) detail::cpu_relax();
+                for (int i = 0; i < defaults::core::spinlock_backoff_pauses; ++i)
+                    detail::cpu_relax();
                 ++spins;
             } else {
                 // The holder may be descheduled: a user thread that yields

@@ -30,7 +30,7 @@ std::size_t mapping_size(std::size_t usable) {
 }
 
 std::size_t default_mapping_size() noexcept {
-    static const std::size_t size = mapping_size(defaults::stack_size);
+    static const std::size_t size = mapping_size(defaults::core::stack_size);
     return size;
 }
 
@@ -52,7 +52,7 @@ stack_pool& pool() {
 // create+join on one processor then takes no lock at all. Returned to the
 // pool when the kernel thread exits.
 struct stack_cache {
-    stack_mapping slots[defaults::stack_cache_per_thread];
+    stack_mapping slots[defaults::core::stack_cache_per_thread];
     std::size_t count = 0;
     ~stack_cache() {
         for (std::size_t i = 0; i < count; ++i) stack_release_to_pool(slots[i]);
@@ -78,7 +78,7 @@ void unpoison(const stack_mapping&) noexcept {}
 
 stack_mapping stack_allocate(std::size_t usable) {
     const std::size_t size = mapping_size(usable);
-    if (usable == defaults::stack_size) {
+    if (usable == defaults::core::stack_size) {
         stack_cache& c = local_cache();
         if (c.count > 0) {
             stack_mapping s = c.slots[--c.count];
@@ -114,7 +114,7 @@ stack_mapping stack_allocate(std::size_t usable) {
 void stack_release(const stack_mapping& s) noexcept {
     if (s.size == default_mapping_size()) {
         stack_cache& c = local_cache();
-        if (c.count < defaults::stack_cache_per_thread) {
+        if (c.count < defaults::core::stack_cache_per_thread) {
             c.slots[c.count++] = s;
             return;
         }
@@ -126,7 +126,7 @@ void stack_release_to_pool(const stack_mapping& s) noexcept {
     if (s.size == default_mapping_size()) {
         stack_pool& p = pool();
         p.lock.lock();
-        if (p.free.size() < defaults::stack_pool_limit) {
+        if (p.free.size() < defaults::core::stack_pool_limit) {
             try {
                 p.free.push_back(s);
                 p.lock.unlock();

@@ -58,6 +58,11 @@ struct topology::impl {
         if (!o) no_pu(i);
         return o;
     }
+    // How many objects of `type` hwloc reports, or `none` if it reports none.
+    std::size_t count(hwloc_obj_type_t type, std::size_t none) const noexcept {
+        const int n = hwloc_get_nbobjs_by_type(topo, type);
+        return n > 0 ? static_cast<std::size_t>(n) : none;
+    }
 #endif
     void check_flat_pu(std::size_t i) const {
         if (i >= cpus.size()) no_pu(i);
@@ -130,30 +135,21 @@ topology::topology(topology&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; 
 
 std::size_t topology::pu_count() const noexcept {
 #if defined(TROUPE_HAS_HWLOC)
-    if (!impl_->flat) {
-        const int n = hwloc_get_nbobjs_by_type(impl_->topo, HWLOC_OBJ_PU);
-        return n > 0 ? static_cast<std::size_t>(n) : 0;
-    }
+    if (!impl_->flat) return impl_->count(HWLOC_OBJ_PU, 0);
 #endif
     return impl_->cpus.size();
 }
 
 std::size_t topology::core_count() const noexcept {
 #if defined(TROUPE_HAS_HWLOC)
-    if (!impl_->flat) {
-        const int n = hwloc_get_nbobjs_by_type(impl_->topo, HWLOC_OBJ_CORE);
-        return n > 0 ? static_cast<std::size_t>(n) : 0;
-    }
+    if (!impl_->flat) return impl_->count(HWLOC_OBJ_CORE, 0);
 #endif
     return impl_->cpus.size();  // one core per hardware thread
 }
 
 std::size_t topology::numa_count() const noexcept {
 #if defined(TROUPE_HAS_HWLOC)
-    if (!impl_->flat) {
-        const int n = hwloc_get_nbobjs_by_type(impl_->topo, HWLOC_OBJ_NUMANODE);
-        return n > 0 ? static_cast<std::size_t>(n) : 1;
-    }
+    if (!impl_->flat) return impl_->count(HWLOC_OBJ_NUMANODE, 1);
 #endif
     return 1;
 }

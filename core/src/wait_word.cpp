@@ -1,4 +1,5 @@
-// The queue lock bit shared by the one-word primitives, and stray-wake reports.
+// The queue lock bit shared by the one-word primitives, and their misuse
+// reports (stray wakes, destroyed while waited on).
 #include "troupe/detail/wait_word.hpp"
 
 #include <string>
@@ -10,7 +11,7 @@ namespace troupe::detail {
 void queue_backoff::pause() noexcept {
     // L is held for a few instructions, never across a park: spin briefly,
     // then yield in case its holder's kernel thread was descheduled.
-    if (++spins < defaults::spinlock_spins) cpu_relax();
+    if (++spins < defaults::core::spinlock_spins) cpu_relax();
     else this_thread::yield();
 }
 
@@ -35,6 +36,12 @@ void report_stray_wake(const char* kind, const char* name, const void* address) 
     report_misuse(describe(kind, name, address) +
                   ": a waiter was woken (unpark) before its operation completed (stray wake); "
                   "it waits again");
+}
+
+void report_destroyed_with_waiters(const char* kind, const char* name, const void* address,
+                                   std::size_t waiters) {
+    report_misuse(describe(kind, name, address) + ": destroyed while " +
+                  std::to_string(waiters) + " thread(s) wait on it");
 }
 
 }  // namespace troupe::detail

@@ -21,6 +21,14 @@ void on_workers(F&& body, std::initializer_list<std::size_t> counts = {1, 2, 4})
     }
 }
 
+/// Whether `text` (a misuse report, an exception's message) contains `what`;
+/// if not, the text is logged with the failing check.
+inline bool contains(const std::string& text, const char* what) {
+    if (text.find(what) != std::string::npos) return true;
+    MESSAGE("text was: " << text);
+    return false;
+}
+
 /// An executor configuration with `workers` workers and everything else
 /// default.
 inline troupe::executor_config workers(std::size_t n) {

@@ -13,7 +13,7 @@ envelope env(std::uintptr_t i) {
     return e;
 }
 std::uintptr_t id(const envelope* e) { return reinterpret_cast<std::uintptr_t>(e->receiver); }
-constexpr std::uint32_t window = troupe::actor_defaults::copy_queue_reclaim_window;
+constexpr std::uint32_t window = troupe::defaults::actors::copy_queue_reclaim_window;
 }  // namespace
 
 TEST_CASE("push/pop keep FIFO order; draining resets the indexes") {
@@ -76,7 +76,7 @@ TEST_CASE("a burst grows the queue; it is halved only after a window of under-ha
     CHECK(q.capacity() == big / 2);
     for (int k = 0; k < 20; ++k)
         for (std::uint32_t g = 0; g < window; ++g) q.reclaim(0);
-    CHECK(q.capacity() == troupe::actor_defaults::copy_queue_min_capacity);
+    CHECK(q.capacity() == troupe::defaults::actors::copy_queue_min_capacity);
     // One large gulp in every window keeps the capacity.
     for (int i = 0; i < 100; ++i) q.push(env(1));
     while (q.pop()) {

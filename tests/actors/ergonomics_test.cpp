@@ -9,6 +9,7 @@
 #include "actor_fixture.hpp"
 #include "capture_stderr.hpp"
 
+using troupe_test::contains;
 using troupe_test::misuse_recorder;
 using troupe_test::on_workers;
 
@@ -32,12 +33,6 @@ struct account : troupe::actor {
         return troupe::Nodelete;
     }
 };
-
-bool contains(const std::string& s, const char* what) {
-    if (s.find(what) != std::string::npos) return true;
-    MESSAGE("text was: " << s);
-    return false;
-}
 
 }  // namespace
 

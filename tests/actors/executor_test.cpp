@@ -27,6 +27,20 @@ struct member : troupe::actor {
     }
 };
 
+// `actors` members in groups of `set` (each sends the token around its
+// group `rounds` times per member), created on the running system and
+// started: each is sent the shared token once.
+std::unique_ptr<member[]> start_groups(long actors, long set, long rounds) {
+    std::unique_ptr<member[]> a{new member[actors]};
+    for (long i = 0; i < actors; ++i) {
+        a[i].gstart = &a[i - i % set];
+        a[i].set = set;
+        a[i].rounds = set * rounds;
+    }
+    for (long i = 0; i < actors; ++i) a[i] | shared_token;
+    return a;
+}
+
 struct ball : troupe::message {
     long count = 0;
 };
@@ -54,13 +68,7 @@ TEST_CASE("groups sending to every member: every message received, totals exact"
     on_workers([](std::size_t w) {
         const long actors = 1000, set = 20, rounds = scaled(50L);
         troupe::actor_system sys{w};
-        std::unique_ptr<member[]> a{new member[actors]};
-        for (long i = 0; i < actors; ++i) {
-            a[i].gstart = &a[i - i % set];
-            a[i].set = set;
-            a[i].rounds = set * rounds;
-        }
-        for (long i = 0; i < actors; ++i) a[i] | shared_token;
+        auto a = start_groups(actors, set, rounds);
         sys.stop();
         long received = 0;
         for (long i = 0; i < actors; ++i) {
@@ -102,13 +110,7 @@ TEST_CASE("explicit configurations: mailbox counts, uneven ranges, stealing off"
         CHECK(sys.mailboxes() == mailboxes);
         CHECK(sys.workers() == 2);
         const long actors = 200, set = 10, rounds = scaled(20L);
-        std::unique_ptr<member[]> a{new member[actors]};
-        for (long i = 0; i < actors; ++i) {
-            a[i].gstart = &a[i - i % set];
-            a[i].set = set;
-            a[i].rounds = set * rounds;
-        }
-        for (long i = 0; i < actors; ++i) a[i] | shared_token;
+        auto a = start_groups(actors, set, rounds);
         sys.stop();
         for (long i = 0; i < actors; ++i) CHECK(a[i].recs == set * rounds);
     }

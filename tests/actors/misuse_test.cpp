@@ -7,6 +7,7 @@
 
 #include "actor_fixture.hpp"
 
+using troupe_test::contains;
 using troupe_test::misuse_recorder;
 
 namespace {
@@ -28,12 +29,6 @@ struct stopper : troupe::actor {
         return troupe::Finished;
     }
 };
-
-bool contains(const std::string& s, const char* what) {
-    if (s.find(what) != std::string::npos) return true;
-    MESSAGE("report was: " << s);
-    return false;
-}
 
 }  // namespace
 

@@ -154,6 +154,21 @@ struct gate : troupe::actor {
     }
 };
 
+// Holds the only worker of a 1-worker system inside a gate's behaviour
+// (so that sends to that system's actors queue up) until release().
+struct held_worker {
+    gate g;
+    troupe::future<void> started, released;
+    hold h;
+    explicit held_worker(troupe::actor_system& s) : g{s} {
+        h.started = &started;
+        h.release = &released;
+        g | h;
+        started.get();  // the only worker is now inside g's behaviour
+    }
+    void release() { released.fulfil(); }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------- ask
@@ -222,6 +237,49 @@ namespace {
 
 constexpr int sends_per_round = 20;  // the mailbox (16 envelopes) grows once
 
+// What `count` sends with the n-th allocation failing did.
+struct send_tally {
+    long ok = 0;      // sends that returned
+    long failed = 0;  // sends that threw std::bad_alloc
+    long sum = 0;     // the payloads of the sends that returned
+    bool fired = false;  // whether the n-th allocation came (and failed)
+};
+
+// Sends 1..count to `d` (value sends of `payload` when `t` is null, else
+// `*t` by reference) with the n-th allocation of the calling context
+// failing; counts what returned and what threw.
+send_tally send_failing(doubler& d, tick* t, int count, std::size_t n) {
+    send_tally r;
+    troupe_test::fail_allocation guard{n};
+    for (int i = 1; i <= count; ++i) {
+        try {
+            if (!t)
+                troupe::send<payload>(d, long{i});
+            else
+                d | *t;
+            ++r.ok;
+            r.sum += i;
+        } catch (const std::bad_alloc&) {
+            ++r.failed;
+        }
+    }
+    r.fired = guard.fired();
+    return r;
+}
+
+// Once `d`'s system stopped: every send either arrived or threw having
+// queued nothing, and exactly one threw iff the allocation failed.
+void check_sends(const send_tally& r, const doubler& d, int count, bool value_sends) {
+    CHECK(r.ok + r.failed == count);
+    CHECK(r.failed == (r.fired ? 1 : 0));
+    if (value_sends) {
+        CHECK(d.payload_sum == r.sum);     // exactly the sends that returned
+        CHECK(live_payloads.load() == 0);  // failed ones freed, delivered ones freed
+    } else {
+        CHECK(d.ticks == r.ok);
+    }
+}
+
 // One round: `sender` sends `sends_per_round` ticks to a doubler whose
 // worker is held (its mailbox fills), with the n-th allocation of the
 // sending context failing. Returns whether an allocation failed; checks
@@ -229,45 +287,16 @@ constexpr int sends_per_round = 20;  // the mailbox (16 envelopes) grows once
 // queued nothing.
 bool send_round(context c, std::size_t n, bool value_sends) {
     troupe::actor_system sys{1};
-    gate g{sys};
+    held_worker held{sys};
     doubler d{sys};
-    troupe::future<void> started, release;
-    hold h;
-    h.started = &started;
-    h.release = &release;
-    g | h;
-    started.get();  // the only worker is now inside g's behaviour
     auto t = value_sends ? nullptr : std::make_unique<tick>();  // (an unsent one is reported)
-    long ok = 0, failed = 0, sum = 0;
-    bool fired = false;
-    in_context(c, [&] {
-        troupe_test::fail_allocation guard{n};
-        for (int i = 1; i <= sends_per_round; ++i) {
-            try {
-                if (value_sends)
-                    troupe::send<payload>(d, long{i});
-                else
-                    d | *t;
-                ++ok;
-                sum += i;
-            } catch (const std::bad_alloc&) {
-                ++failed;
-            }
-        }
-        fired = guard.fired();
-    });
-    release.fulfil();
+    send_tally r;
+    in_context(c, [&] { r = send_failing(d, t.get(), sends_per_round, n); });
+    held.release();
     d | troupe::finished_msg;
     sys.stop();
-    CHECK(ok + failed == sends_per_round);
-    CHECK(failed == (fired ? 1 : 0));
-    if (value_sends) {
-        CHECK(d.payload_sum == sum);  // exactly the sends that returned
-        CHECK(live_payloads.load() == 0);  // failed ones freed, delivered ones freed
-    } else {
-        CHECK(d.ticks == ok);
-    }
-    return fired;
+    check_sends(r, d, sends_per_round, value_sends);
+    return r.fired;
 }
 
 }  // namespace
@@ -299,39 +328,16 @@ TEST_CASE("seams: allocation failure at each allocation point of sends from a be
             doubler d{host};
             runner r{host};
             auto t = value_sends ? nullptr : std::make_unique<tick>();  // (an unsent one is reported)
-            long ok = 0, failed = 0, sum = 0;
-            bool fired = false;
-            std::function<void()> body = [&] {
-                troupe_test::fail_allocation guard{n};
-                for (int i = 1; i <= 2 * sends_per_round; ++i) {
-                    try {
-                        if (value_sends)
-                            troupe::send<payload>(d, long{i});
-                        else
-                            d | *t;
-                        ++ok;
-                        sum += i;
-                    } catch (const std::bad_alloc&) {
-                        ++failed;
-                    }
-                }
-                fired = guard.fired();
-            };
+            send_tally s;
+            std::function<void()> body = [&] { s = send_failing(d, t.get(), 2 * sends_per_round, n); };
             run_body q;
             q.body = &body;
             troupe::ask(r, q).get();
             r | troupe::finished_msg;
             d | troupe::finished_msg;
             host.stop();
-            CHECK(ok + failed == 2 * sends_per_round);
-            CHECK(failed == (fired ? 1 : 0));
-            if (value_sends) {
-                CHECK(d.payload_sum == sum);
-                CHECK(live_payloads.load() == 0);
-            } else {
-                CHECK(d.ticks == ok);
-            }
-            if (!fired) break;
+            check_sends(s, d, 2 * sends_per_round, value_sends);
+            if (!s.fired) break;
             points = n;
         }
         CHECK(points == (value_sends ? 2 * sends_per_round + 1 : 1));
@@ -343,14 +349,8 @@ TEST_CASE("seams: ask whose send fails to allocate leaves the request unsent and
     for (context c : {context::user_thread, context::os_thread}) {
         CAPTURE(name(c));
         troupe::actor_system sys{1};
-        gate g{sys};
+        held_worker held{sys};
         doubler d{sys};
-        troupe::future<void> started, release;
-        hold h;
-        h.started = &started;
-        h.release = &release;
-        g | h;
-        started.get();
         tick t;
         for (int i = 0; i < 16; ++i) d | t;  // d's mailbox is full
         get_value q;
@@ -366,7 +366,7 @@ TEST_CASE("seams: ask whose send fails to allocate leaves the request unsent and
         });
         CHECK(threw);
         CHECK_FALSE(q.result().available());
-        release.fulfil();
+        held.release();
         CHECK(troupe::ask(d, q).get() == 10);  // the same request, sent again
         d | troupe::finished_msg;
         sys.stop();
@@ -415,14 +415,8 @@ TEST_CASE("seams: flush_sends failing half-way neither loses nor duplicates a be
     // handed over, the second needs a growth, which fails.
     troupe_test::watchdog wd{"flush_sends allocation failure"};
     troupe::actor_system target_sys{1};
-    gate g{target_sys};
+    held_worker held{target_sys};
     doubler d{target_sys};
-    troupe::future<void> started, release;
-    hold h;
-    h.started = &started;
-    h.release = &release;
-    g | h;
-    started.get();
     tick t;
     for (int i = 0; i < 15; ++i) d | t;
     troupe::actor_system host{1};
@@ -441,7 +435,7 @@ TEST_CASE("seams: flush_sends failing half-way neither loses nor duplicates a be
     q.body = &body;
     troupe::ask(r, q).get();  // the runner's flush (after the guard) hands the rest over
     CHECK(threw);
-    release.fulfil();
+    held.release();
     r | troupe::finished_msg;
     host.stop();
     d | troupe::finished_msg;

@@ -34,6 +34,22 @@ using troupe_test::wait_until;
 namespace {
 constexpr from both[] = {from::user_thread, from::os_thread};
 
+// Runs body(c, where) at each processor count of the fixture, its blocking
+// threads as user threads and then as OS threads, and checks that it leaves
+// as many `tracked` elements alive as it found (none leaked or destroyed
+// twice).
+template <class F>
+void each_context_no_leak(F body) {
+    on_processors([&](troupe::cluster& c) {
+        for (from where : both) {
+            CAPTURE(int(where));
+            const long live = tracked::live;
+            body(c, where);
+            CHECK(tracked::live == live);
+        }
+    });
+}
+
 }  // namespace
 
 // ---------------------------------------------- a throwing copy constructor
@@ -69,32 +85,25 @@ TEST_CASE("insert(const T&) / try_insert(const T&) whose copy throws leave the c
 
 TEST_CASE("flush whose copy throws: consumers served so far keep their copy, the others still "
           "wait (basic)") {
-    on_processors([](troupe::cluster& c) {
-        for (from where : both) {
-            CAPTURE(int(where));
-            const long live = tracked::live;
-            {
-                channel<tracked> ch{0, "flush"};
-                std::atomic<int> got{0};
-                std::vector<std::unique_ptr<spawned>> consumers;
-                for (int i = 0; i < 3; ++i)
-                    consumers.push_back(std::make_unique<spawned>(c, where, [&] {
-                        if (ch.remove().value == 9) ++got;
-                    }));
-                wait_until([&] { return ch.waiting_consumers() == 3; });
-                const tracked nine{9};
-                {
-                    copies_fail_after f{1};  // one consumer served, then a copy throws
-                    CHECK_THROWS_AS(ch.flush(nine), copy_failure);
-                }
-                wait_until([&] { return got == 1; });
-                CHECK(ch.waiting_consumers() == 2);  // nobody lost, nobody served twice
-                CHECK(ch.flush(nine) == 2);
-                for (auto& t : consumers) t->join();
-                CHECK(got == 3);
-            }
-            CHECK(tracked::live == live);
+    each_context_no_leak([](troupe::cluster& c, from where) {
+        channel<tracked> ch{0, "flush"};
+        std::atomic<int> got{0};
+        std::vector<std::unique_ptr<spawned>> consumers;
+        for (int i = 0; i < 3; ++i)
+            consumers.push_back(std::make_unique<spawned>(c, where, [&] {
+                if (ch.remove().value == 9) ++got;
+            }));
+        wait_until([&] { return ch.waiting_consumers() == 3; });
+        const tracked nine{9};
+        {
+            copies_fail_after f{1};  // one consumer served, then a copy throws
+            CHECK_THROWS_AS(ch.flush(nine), copy_failure);
         }
+        wait_until([&] { return got == 1; });
+        CHECK(ch.waiting_consumers() == 2);  // nobody lost, nobody served twice
+        CHECK(ch.flush(nine) == 2);
+        for (auto& t : consumers) t->join();
+        CHECK(got == 3);
     });
 }
 
@@ -139,43 +148,36 @@ TEST_CASE("buffered transfers with copies that sometimes throw: every inserted e
 
 TEST_CASE("close while producers and consumers wait: producers get their element back, "
           "consumers channel_closed") {
-    on_processors([](troupe::cluster& c) {
-        for (from where : both) {
-            CAPTURE(int(where));
-            const long live = tracked::live;
-            {
-                channel<tracked> full{1, "full"}, empty{1, "empty"};
-                full.insert(tracked{0});
-                std::atomic<int> back{0}, closed{0};
-                std::vector<std::unique_ptr<spawned>> ts;
-                for (int i = 1; i <= 2; ++i) {
-                    ts.push_back(std::make_unique<spawned>(c, where, [&, i] {
-                        try {
-                            full.insert(tracked{i});
-                        } catch (troupe::channel_closed_with<tracked>& e) {
-                            back += e.value().value;
-                        }
-                    }));
-                    ts.push_back(std::make_unique<spawned>(c, where, [&] {
-                        try {
-                            (void)empty.remove();
-                        } catch (troupe::channel_closed&) {
-                            ++closed;
-                        }
-                    }));
+    each_context_no_leak([](troupe::cluster& c, from where) {
+        channel<tracked> full{1, "full"}, empty{1, "empty"};
+        full.insert(tracked{0});
+        std::atomic<int> back{0}, closed{0};
+        std::vector<std::unique_ptr<spawned>> ts;
+        for (int i = 1; i <= 2; ++i) {
+            ts.push_back(std::make_unique<spawned>(c, where, [&, i] {
+                try {
+                    full.insert(tracked{i});
+                } catch (troupe::channel_closed_with<tracked>& e) {
+                    back += e.value().value;
                 }
-                wait_until([&] {
-                    return full.waiting_producers() == 2 && empty.waiting_consumers() == 2;
-                });
-                full.close();
-                empty.close();
-                for (auto& t : ts) t->join();
-                CHECK(back == 3);    // 1 + 2: each producer's own element
-                CHECK(closed == 2);
-                CHECK(full.remove().value == 0);  // drain keeps the buffered one
-            }
-            CHECK(tracked::live == live);
+            }));
+            ts.push_back(std::make_unique<spawned>(c, where, [&] {
+                try {
+                    (void)empty.remove();
+                } catch (troupe::channel_closed&) {
+                    ++closed;
+                }
+            }));
         }
+        wait_until([&] {
+            return full.waiting_producers() == 2 && empty.waiting_consumers() == 2;
+        });
+        full.close();
+        empty.close();
+        for (auto& t : ts) t->join();
+        CHECK(back == 3);    // 1 + 2: each producer's own element
+        CHECK(closed == 2);
+        CHECK(full.remove().value == 0);  // drain keeps the buffered one
     });
 }
 

@@ -180,6 +180,12 @@ struct scripted {
         post(c);
         wait_until([&] { return steps.load(std::memory_order_acquire) > before; });
     }
+    // Waits until the first sleep has ended (its first step) and tells
+    // whether it was woken as a spinner.
+    bool woke_as_spinner() {
+        wait_until([&] { return steps.load() == 1; });
+        return as_spinner.load();
+    }
 
     void run() {
         for (;;) {
@@ -264,8 +270,7 @@ TEST_CASE("idle group: wake_one wakes exactly one sleeper when none spins") {
         CHECK(g.spinners() == 1);
         scripted* woken = the_awake_one(g, ms);
         REQUIRE(woken != nullptr);
-        wait_until([&] { return woken->steps.load() == 1; });
-        CHECK(woken->as_spinner.load());
+        CHECK(woken->woke_as_spinner());
         // A spinner exists: the rule wakes nobody more.
         g.wake_one();
         g.wake_one_unless_watched();
@@ -286,8 +291,7 @@ TEST_CASE("idle group: a member woken as a spinner hands the duty on") {
     g.wake_one();
     scripted* first = the_awake_one(g, ms);
     REQUIRE(first != nullptr);
-    wait_until([&] { return first->steps.load() == 1; });
-    REQUIRE(first->as_spinner.load());
+    REQUIRE(first->woke_as_spinner());
     // The first stops spinning (found work): it was the last spinner, so it
     // runs the rule, which wakes exactly one more member as a spinner.
     first->step(scripted::stop_spinning);
@@ -297,8 +301,7 @@ TEST_CASE("idle group: a member woken as a spinner hands the duty on") {
     for (auto& s : ms)
         if (s.get() != first && !g.asleep(s->m)) second = s.get();
     REQUIRE(second != nullptr);
-    wait_until([&] { return second->steps.load() == 1; });
-    CHECK(second->as_spinner.load());
+    CHECK(second->woke_as_spinner());
     // A spinner that finds nothing and announces itself idle drops its
     // count without waking anyone (its own re-check follows).
     second->post(scripted::sleep);
@@ -317,8 +320,7 @@ TEST_CASE("idle group: with hint-only spinners the last spinner wakes nobody") {
     auto ms = make_members(g, 2);
     all_sleep(g, ms);
     CHECK(g.wake(ms[0]->m, idle_group::wake_as::spinner));
-    wait_until([&] { return ms[0]->steps.load() == 1; });
-    CHECK(ms[0]->as_spinner.load());
+    CHECK(ms[0]->woke_as_spinner());
     ms[0]->step(scripted::stop_spinning);
     CHECK(g.spinners() == 0);
     CHECK(g.asleep(ms[1]->m));  // not woken: the count was only a hint
@@ -335,8 +337,7 @@ TEST_CASE("idle group: a sleeping watcher suffices for watched work only") {
     CHECK(g.asleep(ms[0]->m));
     g.wake_one();
     CHECK_FALSE(g.asleep(ms[0]->m));
-    wait_until([&] { return ms[0]->steps.load() == 1; });
-    CHECK(ms[0]->as_spinner.load());
+    CHECK(ms[0]->woke_as_spinner());
     CHECK(g.watchers() == 0);
     ms[0]->step(scripted::stop_spinning);
     CHECK(g.spinners() == 0);

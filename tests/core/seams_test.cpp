@@ -148,6 +148,16 @@ void await(P&& p) {
     troupe_test::wait_until(std::forward<P>(p));
 }
 
+// Runs `waiter` (which blocks in op.wait()) as in `concurrently`, and
+// completes `op` from this thread once the waiter is queued on it.
+template <class Op, class W>
+void complete_when_queued(troupe::cluster& c, from ctx, Op& op, W&& waiter) {
+    concurrently(c, ctx, std::forward<W>(waiter), [&] {
+        await([&] { return op.queued(); });
+        op.complete();
+    });
+}
+
 [[maybe_unused]] std::size_t reports_naming(const troupe_test::misuse_recorder& r, const char* kind,
                                             const char* what) {
     std::size_t n = 0;
@@ -275,26 +285,20 @@ TEST_CASE_TEMPLATE("seam: parking inside a catch handler keeps the thread's exce
             op.arm();
             std::string in_handler, rethrown;
             int uncaught_after = -1;
-            concurrently(
-                c, ctx,
-                [&] {
+            complete_when_queued(c, ctx, op, [&] {
+                try {
+                    throw std::runtime_error("seam");
+                } catch (const std::exception&) {
+                    op.wait();  // parks inside the handler
+                    in_handler = handled_now();
                     try {
-                        throw std::runtime_error("seam");
-                    } catch (const std::exception&) {
-                        op.wait();  // parks inside the handler
-                        in_handler = handled_now();
-                        try {
-                            throw;
-                        } catch (const std::runtime_error& e) {
-                            rethrown = e.what();
-                        }
+                        throw;
+                    } catch (const std::runtime_error& e) {
+                        rethrown = e.what();
                     }
-                    uncaught_after = std::uncaught_exceptions();
-                },
-                [&] {
-                    await([&] { return op.queued(); });
-                    op.complete();
-                });
+                }
+                uncaught_after = std::uncaught_exceptions();
+            });
             CHECK(in_handler == "seam");
             CHECK(rethrown == "seam");
             CHECK(uncaught_after == 0);
@@ -326,21 +330,15 @@ TEST_CASE_TEMPLATE("seam: blocking in a destructor while an exception unwinds", 
             op.arm();
             int before = -1, after = -1, outside = -1;
             std::string caught;
-            concurrently(
-                c, ctx,
-                [&] {
-                    try {
-                        blocks_in_destructor<Op> d{op, before, after};
-                        throw std::runtime_error("unwinding");
-                    } catch (const std::runtime_error& e) {
-                        caught = e.what();
-                    }
-                    outside = std::uncaught_exceptions();
-                },
-                [&] {
-                    await([&] { return op.queued(); });
-                    op.complete();
-                });
+            complete_when_queued(c, ctx, op, [&] {
+                try {
+                    blocks_in_destructor<Op> d{op, before, after};
+                    throw std::runtime_error("unwinding");
+                } catch (const std::runtime_error& e) {
+                    caught = e.what();
+                }
+                outside = std::uncaught_exceptions();
+            });
             CHECK(before == 1);
             CHECK(after == 1);
             CHECK(caught == "unwinding");

@@ -93,55 +93,57 @@ struct allocating_registration {
     bool on_selected(troupe::select_node&) noexcept { return true; }
 };
 
+// Runs `body` as a user thread and then from an OS thread, at each
+// processor count of the fixture.
+template <class F>
+void from_both_contexts(F body) {
+    on_processors([&](troupe::cluster& c) {
+        for (from where : {from::user_thread, from::os_thread}) {
+            CAPTURE(int(where));
+            run_from(c, where, body);
+        }
+    });
+}
+
 }  // namespace
 
 // ------------------------------------------- a registration that throws (9.2)
 
 TEST_CASE("or-mode: registration throws, a partner completes a queued clause after the decision: "
           "the element stays in the channel, no stray permit") {
-    on_processors([](troupe::cluster& c) {
-        for (from where : {from::user_thread, from::os_thread}) {
-            CAPTURE(int(where));
-            run_from(c, where, [&] {
-                channel<int> ch{1, "seam"};
-                int v = -1;
-                bool body = false;
-                // The hook is a partner acting after the statement sealed its
-                // status and before the channel clause left its queue.
-                CHECK_THROWS_AS(waituntil(on(unregister_hook{[&] { ch.insert(42); }}) |
-                                          on(ch.remove_into(v), [&] { body = true; }) |
-                                          on(throwing_registration{nothing})),
-                                registration_failure);
-                CHECK_FALSE(body);
-                int left = -1;
-                REQUIRE(ch.try_remove(left) == troupe::channel_status::success);  // not lost
-                CHECK(left == 42);
-                CHECK(sleeps_fully());  // no unpark banked by the partner
-            });
-        }
+    from_both_contexts([] {
+        channel<int> ch{1, "seam"};
+        int v = -1;
+        bool body = false;
+        // The hook is a partner acting after the statement sealed its
+        // status and before the channel clause left its queue.
+        CHECK_THROWS_AS(waituntil(on(unregister_hook{[&] { ch.insert(42); }}) |
+                                  on(ch.remove_into(v), [&] { body = true; }) |
+                                  on(throwing_registration{nothing})),
+                        registration_failure);
+        CHECK_FALSE(body);
+        int left = -1;
+        REQUIRE(ch.try_remove(left) == troupe::channel_status::success);  // not lost
+        CHECK(left == 42);
+        CHECK(sleeps_fully());  // no unpark banked by the partner
     });
 }
 
 TEST_CASE("or-mode: registration throws after a partner won a queued clause: its body runs, then "
           "the exception propagates") {
-    on_processors([](troupe::cluster& c) {
-        for (from where : {from::user_thread, from::os_thread}) {
-            CAPTURE(int(where));
-            run_from(c, where, [&] {
-                channel<int> ch{1, "seam"};
-                int v = -1;
-                int bodies = 0;
-                // The partner hands 42 to the queued clause (winning the
-                // statement) just before the registration throws.
-                CHECK_THROWS_AS(waituntil(on(ch.remove_into(v), [&] { ++bodies; }) |
-                                          on(throwing_registration{[&] { ch.insert(42); }})),
-                                registration_failure);
-                CHECK(bodies == 1);
-                CHECK(v == 42);
-                CHECK(ch.empty());
-                CHECK(sleeps_fully());  // its unpark was consumed
-            });
-        }
+    from_both_contexts([] {
+        channel<int> ch{1, "seam"};
+        int v = -1;
+        int bodies = 0;
+        // The partner hands 42 to the queued clause (winning the
+        // statement) just before the registration throws.
+        CHECK_THROWS_AS(waituntil(on(ch.remove_into(v), [&] { ++bodies; }) |
+                                  on(throwing_registration{[&] { ch.insert(42); }})),
+                        registration_failure);
+        CHECK(bodies == 1);
+        CHECK(v == 42);
+        CHECK(ch.empty());
+        CHECK(sleeps_fully());  // its unpark was consumed
     });
 }
 
@@ -181,27 +183,22 @@ TEST_CASE("or-mode: registration throws while a partner thread races the queued 
 // ----------------------------------------------------- a body that throws
 
 TEST_CASE("and-mode: a clause body throws: the other completed clause still runs, nothing lost") {
-    on_processors([](troupe::cluster& c) {
-        for (from where : {from::user_thread, from::os_thread}) {
-            CAPTURE(int(where));
-            run_from(c, where, [&] {
-                channel<int> a{1, "a"}, b{1, "b"};
-                a.insert(1);
-                b.insert(2);
-                int x = 0, y = 0;
-                bool b_ran = false;
-                CHECK_THROWS_AS(
-                    waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) &
-                              on(b.remove_into(y), [&] { b_ran = true; })),
-                    std::logic_error);
-                CHECK(x == 1);
-                CHECK(y == 2);
-                CHECK(b_ran);  // ran before or during cleanup
-                CHECK(a.empty());
-                CHECK(b.empty());
-                CHECK(sleeps_fully());
-            });
-        }
+    from_both_contexts([] {
+        channel<int> a{1, "a"}, b{1, "b"};
+        a.insert(1);
+        b.insert(2);
+        int x = 0, y = 0;
+        bool b_ran = false;
+        CHECK_THROWS_AS(
+            waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) &
+                      on(b.remove_into(y), [&] { b_ran = true; })),
+            std::logic_error);
+        CHECK(x == 1);
+        CHECK(y == 2);
+        CHECK(b_ran);  // ran before or during cleanup
+        CHECK(a.empty());
+        CHECK(b.empty());
+        CHECK(sleeps_fully());
     });
 }
 
@@ -500,7 +497,7 @@ TEST_CASE("a run-time-length clause whose node allocation fails: nothing registe
     on_processors([](troupe::cluster& c) {
         run_in(c, [&] {
             std::vector<std::unique_ptr<channel<int>>> chans;
-            for (std::size_t i = 0; i < troupe::defaults::waituntil_range_slots + 2; ++i)
+            for (std::size_t i = 0; i < troupe::defaults::waituntil::waituntil_range_slots + 2; ++i)
                 chans.push_back(std::make_unique<channel<int>>(1, "range"));
             chans.back()->insert(5);
             int v = -1;

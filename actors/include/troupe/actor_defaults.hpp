@@ -1,13 +1,19 @@
 #pragma once
-/// Every tunable default of the troupe actors module, in one place.
+/// Every tunable default of the troupe actors module, in one place:
+/// `troupe::defaults::actors` (troupe's tunables convention is described in
+/// troupe/defaults.hpp). Run-time settings live in `executor_config`, whose
+/// fields start from these.
 ///
 ///     troupe::executor_config cfg;
-///     cfg.queues_per_worker = troupe::actor_defaults::queues_per_worker * 2;
+///     cfg.queues_per_worker = troupe::defaults::actors::queues_per_worker * 2;
+///
+/// `troupe::actor_defaults` is the older spelling, kept as an alias of
+/// `troupe::defaults::actors` (same constants, not copies).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 
-namespace troupe::actor_defaults {
+namespace troupe::defaults::actors {
 
 /// Mailboxes per worker (the thesis's sharding factor). More mailboxes mean
 /// less send contention and finer-grained stealing, at the cost of a longer
@@ -75,4 +81,10 @@ inline constexpr std::chrono::milliseconds stop_report_period{10000};
 /// (only when nobody is already looking for work), in microseconds.
 inline constexpr unsigned helper_wake_interval_us = 200;
 
-}  // namespace troupe::actor_defaults
+}  // namespace troupe::defaults::actors
+
+namespace troupe {
+/// The older spelling of `troupe::defaults::actors` (kept so existing code
+/// compiles; new code names the module namespace).
+namespace actor_defaults = defaults::actors;
+}  // namespace troupe

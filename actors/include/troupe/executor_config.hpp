@@ -54,7 +54,7 @@ struct executor_config {
     /// may run on.
     std::size_t workers = 0;
     /// Mailboxes per worker.
-    std::size_t queues_per_worker = actor_defaults::queues_per_worker;
+    std::size_t queues_per_worker = defaults::actors::queues_per_worker;
     /// Total mailboxes; 0 means workers x queues_per_worker. An explicit
     /// count is split into contiguous ranges (the first `mailboxes % workers`
     /// workers get one extra). Fewer mailboxes than workers is an error
@@ -72,7 +72,7 @@ struct executor_config {
     /// Creations per worker run under `external_placement::grouped` (0 is
     /// taken as 1). With W workers, the first W x placement_run external
     /// creations visit every worker once.
-    std::size_t placement_run = actor_defaults::placement_run;
+    std::size_t placement_run = defaults::actors::placement_run;
     /// Bind worker i to hardware thread `worker_pu[i]` (default: i modulo
     /// the machine's hardware threads) through hwloc.
     bool pin = false;
@@ -90,7 +90,7 @@ struct executor_config {
     behaviour_exception_handler on_behaviour_exception;
     /// `stop()` reports the actors still alive after waiting this long, and
     /// again after each further period while it waits; zero: never.
-    std::chrono::milliseconds stop_report_period = actor_defaults::stop_report_period;
+    std::chrono::milliseconds stop_report_period = defaults::actors::stop_report_period;
     /// Receives those reports (on the thread calling stop(), between its
     /// waits; it may send messages, e.g. poison pills); empty: one line on
     /// stderr per report ("troupe: actor system 'x': stop still waiting

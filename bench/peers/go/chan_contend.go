@@ -4,17 +4,14 @@
 // second. A stop flag ends the producers, then close() ends the consumers
 // once they drained the buffer (the thesis' Go-style shutdown).
 //
-// Build: go build -o chan_contend chan_contend.go (GO111MODULE=off).
+// Build: go build -o chan_contend chan_contend.go common.go (GO111MODULE=off).
 package main
 
 import (
 	"flag"
 	"fmt"
-	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 func main() {
@@ -23,8 +20,7 @@ func main() {
 	ms := flag.Int("ms", 2000, "duration in milliseconds")
 	capacity := flag.Int("capacity", 128, "channel capacity")
 	procs := flag.Int("processors", 2, "GOMAXPROCS")
-	flag.Parse()
-	runtime.GOMAXPROCS(*procs)
+	parseFlags(procs)
 
 	ch := make(chan int, *capacity)
 	start := make(chan struct{})
@@ -56,18 +52,13 @@ func main() {
 			atomic.AddInt64(&inserted, n)
 		}()
 	}
-	t0 := time.Now()
-	close(start)
-	time.Sleep(time.Duration(*ms) * time.Millisecond)
-	atomic.StoreInt32(&stop, 1)
-	elapsed := time.Since(t0).Seconds()
+	elapsed := timedRun(start, &stop, *ms)
 	pw.Wait()
 	close(ch)
 	cw.Wait()
 	if removed != inserted {
-		fmt.Fprintln(os.Stderr, "benchmark failed: chan_contend: values lost")
-		os.Exit(1)
+		fail("chan_contend", "values lost")
 	}
-	fmt.Printf("RESULT bench=chan_contend system=go metric=ops_per_s value=%.4f producers=%d consumers=%d\n",
-		float64(removed)/elapsed, *producers, *consumers)
+	result("chan_contend", "ops_per_s", float64(removed)/elapsed,
+		fmt.Sprintf("producers=%d", *producers), fmt.Sprintf("consumers=%d", *consumers))
 }

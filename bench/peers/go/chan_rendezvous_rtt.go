@@ -2,22 +2,19 @@
 // bench/channels/chan_rendezvous_rtt.cpp. Two goroutines ping-pong an int
 // through two unbuffered channels; one op = one round trip.
 //
-// Build: go build -o chan_rendezvous_rtt chan_rendezvous_rtt.go (GO111MODULE=off).
+// Build: go build -o chan_rendezvous_rtt chan_rendezvous_rtt.go common.go (GO111MODULE=off).
 package main
 
 import (
 	"flag"
 	"fmt"
-	"os"
-	"runtime"
 	"time"
 )
 
 func main() {
 	rounds := flag.Int("rounds", 1000000, "round trips measured")
 	procs := flag.Int("processors", 1, "GOMAXPROCS")
-	flag.Parse()
-	runtime.GOMAXPROCS(*procs)
+	parseFlags(procs)
 	warmup := *rounds/10 + 1
 
 	toPong := make(chan int)
@@ -42,8 +39,7 @@ func main() {
 	ns := float64(time.Since(t0).Nanoseconds()) / float64(*rounds)
 	<-done
 	if v != warmup+*rounds {
-		fmt.Fprintln(os.Stderr, "benchmark failed: chan_rendezvous_rtt: lost a round")
-		os.Exit(1)
+		fail("chan_rendezvous_rtt", "lost a round")
 	}
-	fmt.Printf("RESULT bench=chan_rendezvous_rtt system=go metric=ns_per_op value=%.4f processors=%d\n", ns, *procs)
+	result("chan_rendezvous_rtt", "ns_per_op", ns, fmt.Sprintf("processors=%d", *procs))
 }

@@ -7,17 +7,14 @@
 // second made before the stop flag. A stop flag ends the producers, then the
 // channels are closed and the consumers drain them.
 //
-// Build: go build -o select_channels select_channels.go (GO111MODULE=off).
+// Build: go build -o select_channels select_channels.go common.go (GO111MODULE=off).
 package main
 
 import (
 	"flag"
 	"fmt"
-	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 var stop int32
@@ -162,11 +159,9 @@ func main() {
 	capacity := flag.Int("capacity", 128, "channel capacity")
 	procs := flag.Int("processors", 2, "GOMAXPROCS")
 	spinFlag := flag.Int("spin", 0, "1: select with default, retrying")
-	flag.Parse()
-	runtime.GOMAXPROCS(*procs)
+	parseFlags(procs)
 	if *k != 2 && *k != 4 && *k != 8 {
-		fmt.Fprintln(os.Stderr, "benchmark failed: select_channels: --k must be 2, 4 or 8")
-		os.Exit(1)
+		fail("select_channels", "--k must be 2, 4 or 8")
 	}
 	spin := *spinFlag != 0
 
@@ -219,24 +214,19 @@ func main() {
 			atomic.AddInt64(&inserted, n)
 		}()
 	}
-	t0 := time.Now()
-	close(start)
-	time.Sleep(time.Duration(*ms) * time.Millisecond)
-	atomic.StoreInt32(&stop, 1)
-	elapsed := time.Since(t0).Seconds()
+	elapsed := timedRun(start, &stop, *ms)
 	pw.Wait()
 	for _, ch := range c {
 		close(ch)
 	}
 	cw.Wait()
 	if removed != inserted {
-		fmt.Fprintln(os.Stderr, "benchmark failed: select_channels: values lost")
-		os.Exit(1)
+		fail("select_channels", "values lost")
 	}
 	name := "select_contend"
 	if spin {
 		name = "select_spin"
 	}
-	fmt.Printf("RESULT bench=%s system=go metric=ops_per_s value=%.4f k=%d producers=%d consumers=%d\n",
-		name, float64(counted)/elapsed, *k, *producers, *consumers)
+	result(name, "ops_per_s", float64(counted)/elapsed, fmt.Sprintf("k=%d", *k),
+		fmt.Sprintf("producers=%d", *producers), fmt.Sprintf("consumers=%d", *consumers))
 }

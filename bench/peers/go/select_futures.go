@@ -7,14 +7,11 @@
 // until the predicate holds. Handshake channels keep the server from racing
 // ahead. Reports statements (rounds) per second.
 //
-// Build: go build -o select_futures select_futures.go (GO111MODULE=off).
+// Build: go build -o select_futures select_futures.go common.go (GO111MODULE=off).
 package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"runtime"
 	"time"
 )
 
@@ -22,13 +19,11 @@ func main() {
 	ms := flag.Int("ms", 2000, "duration in milliseconds")
 	procs := flag.Int("processors", 2, "GOMAXPROCS")
 	predicate := flag.String("predicate", "or", "or, and, andor or orand")
-	flag.Parse()
-	runtime.GOMAXPROCS(*procs)
+	parseFlags(procs)
 	shape := map[string]int{"or": 0, "and": 1, "andor": 2, "orand": 3}
 	s, known := shape[*predicate]
 	if !known {
-		fmt.Fprintln(os.Stderr, "benchmark failed: select_futures: --predicate must be or, and, andor or orand")
-		os.Exit(1)
+		fail("select_futures", "--predicate must be or, and, andor or orand")
 	}
 
 	A := make(chan int, 1)
@@ -126,9 +121,7 @@ func main() {
 	elapsed := time.Since(t0).Seconds()
 	goCh <- false
 	if int64(sum) < rounds {
-		fmt.Fprintln(os.Stderr, "benchmark failed: select_futures: a statement ran no body")
-		os.Exit(1)
+		fail("select_futures", "a statement ran no body")
 	}
-	fmt.Printf("RESULT bench=select_futures system=go metric=ops_per_s value=%.4f predicate=%s\n",
-		float64(rounds)/elapsed, *predicate)
+	result("select_futures", "ops_per_s", float64(rounds)/elapsed, "predicate="+*predicate)
 }

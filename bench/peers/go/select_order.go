@@ -5,25 +5,20 @@
 // P2/C2 on B. Reports consumptions per second (C1 + C2) before the stop
 // flag; GOMAXPROCS = --processors.
 //
-// Build: go build -o select_order select_order.go (GO111MODULE=off).
+// Build: go build -o select_order select_order.go common.go (GO111MODULE=off).
 package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 func main() {
 	ms := flag.Int("ms", 2000, "duration in milliseconds")
 	capacity := flag.Int("capacity", 128, "channel capacity")
 	procs := flag.Int("processors", 2, "GOMAXPROCS")
-	flag.Parse()
-	runtime.GOMAXPROCS(*procs)
+	parseFlags(procs)
 
 	a := make(chan int, *capacity)
 	b := make(chan int, *capacity)
@@ -86,18 +81,13 @@ func main() {
 	pw.Add(2)
 	go produce(true)  // P1
 	go produce(false) // P2
-	t0 := time.Now()
-	close(start)
-	time.Sleep(time.Duration(*ms) * time.Millisecond)
-	atomic.StoreInt32(&stop, 1)
-	elapsed := time.Since(t0).Seconds()
+	elapsed := timedRun(start, &stop, *ms)
 	pw.Wait()
 	close(a)
 	close(b)
 	cw.Wait()
 	if removed != inserted {
-		fmt.Fprintln(os.Stderr, "benchmark failed: select_order: values lost")
-		os.Exit(1)
+		fail("select_order", "values lost")
 	}
-	fmt.Printf("RESULT bench=select_order system=go metric=ops_per_s value=%.4f\n", float64(counted)/elapsed)
+	result("select_order", "ops_per_s", float64(counted)/elapsed)
 }

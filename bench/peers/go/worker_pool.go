@@ -4,14 +4,11 @@
 // goroutine, -consumer=user: another goroutine; Go has no difference, both
 // rows are kept for the table) receives them all. Reports seconds.
 //
-// Build: go build -o worker_pool worker_pool.go (GO111MODULE=off).
+// Build: go build -o worker_pool worker_pool.go common.go (GO111MODULE=off).
 package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"runtime"
 	"time"
 )
 
@@ -20,8 +17,7 @@ func main() {
 	workers := flag.Int("workers", 4, "worker goroutines")
 	procs := flag.Int("processors", 2, "GOMAXPROCS")
 	consumer := flag.String("consumer", "os", "os or user")
-	flag.Parse()
-	runtime.GOMAXPROCS(*procs)
+	parseFlags(procs)
 
 	t0 := time.Now()
 	in := make(chan int, 100)
@@ -58,8 +54,7 @@ func main() {
 		expect += j * j % 1000
 	}
 	if sum != expect {
-		fmt.Fprintln(os.Stderr, "worker_pool: wrong sum")
-		os.Exit(1)
+		fail("worker_pool", "wrong sum")
 	}
-	fmt.Printf("RESULT bench=worker_pool system=go metric=seconds value=%.6f consumer=%s\n", secs, *consumer)
+	result("worker_pool", "seconds", secs, "consumer="+*consumer)
 }

@@ -14,15 +14,6 @@ struct published {
     bool ready = false;
     long value = 0;
 };
-
-template <class Op>
-double run(long iters, Op op) {
-    for (long i = 0; i < iters / 10 + 1; ++i) op();
-    const auto t0 = bench::clock::now();
-    for (long i = 0; i < iters; ++i) op();
-    const auto t1 = bench::clock::now();
-    return bench::seconds(t0, t1) * 1e9 / static_cast<double>(iters);
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,14 +30,14 @@ int main(int argc, char** argv) {
     long sum = 0;
     double ns = 0;
     if (which == "get") {
-        ns = run(iters, [&] {
+        ns = bench::ns_per_op(iters, [&] {
             published& q = *pp;
             std::lock_guard g{q.m};
             if (!q.ready) bench::fail("future_ready: not ready");
             sum += q.value;
         });
     } else if (which == "available") {
-        ns = run(iters, [&] {
+        ns = bench::ns_per_op(iters, [&] {
             published& q = *pp;
             std::lock_guard g{q.m};
             sum += q.ready;

@@ -313,6 +313,13 @@ private:
     // came. `name` receives name_, read under the lock: a thread released
     // by the destructor must not read the channel after its wake.
     bool remove_into_storage(void* dst, bool stop, const char*& name);
+    // The blocking tail of insert and remove, entered with lock_ held and
+    // the operation unable to complete: queues the caller on `q` with
+    // `elem` (its element, or its storage), releases lock_ and waits until a
+    // partner completes the operation or close releases it. Returns how it
+    // ended (done or closed). Throws nothing; *this may be gone on return.
+    detail::handoff wait_queued(node_queue& q, void* elem, const char* operation,
+                                const char* name) noexcept;
     channel_status try_remove_impl(T& out, bool stop);
 
     // The select protocol, driven by the clause objects.

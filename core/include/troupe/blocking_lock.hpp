@@ -127,6 +127,11 @@ private:
     // Takes the lock with `depth` levels, recurses, or queues `n` (then
     // false: the caller parks until it owns the lock).
     bool acquire_or_enqueue(select_node& n, std::size_t depth);
+    // One attempt to queue `n` behind the owner named by `w` (a value of
+    // word_ the caller just read, with an owner): true once `n` is queued
+    // and W published; false (after a pause if L was held) when the caller
+    // must read the word again. Shared by lock_slow and register_select.
+    bool enqueue_behind_owner(select_node& n, std::uintptr_t w, queue_backoff& b) noexcept;
     // The caller owns the lock: drops every level, handing it to the first
     // live waiter or freeing it.
     void release_all() noexcept;

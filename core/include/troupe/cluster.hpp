@@ -40,11 +40,11 @@ struct cluster_options {
     const char* name = nullptr;
     /// Longest time an idle processor spins looking for work before it
     /// sleeps; adaptive below it (spinning that finds nothing shrinks). Zero:
-    /// never spin. Negative: defaults::idle_spin, or TROUPE_IDLE_SPIN_US.
+    /// never spin. Negative: defaults::core::idle_spin, or TROUPE_IDLE_SPIN_US.
     std::chrono::nanoseconds idle_spin{-1};
     /// How long a thread woken by a user thread of this cluster is reserved
     /// for the waker's processor before an idle processor may steal it.
-    /// Negative: defaults::handoff_grace, or TROUPE_HANDOFF_GRACE_US.
+    /// Negative: defaults::core::handoff_grace, or TROUPE_HANDOFF_GRACE_US.
     std::chrono::nanoseconds handoff_grace{-1};
 };
 

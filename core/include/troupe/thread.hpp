@@ -26,7 +26,7 @@ namespace troupe {
 
 /// Per-thread settings; every field has a working default.
 struct thread_attributes {
-    /// Usable stack bytes; 0 means defaults::stack_size (pooled).
+    /// Usable stack bytes; 0 means defaults::core::stack_size (pooled).
     std::size_t stack_size = 0;
     /// Cluster to run on; nullptr means this_cluster().
     cluster* on = nullptr;

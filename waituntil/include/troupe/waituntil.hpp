@@ -69,7 +69,7 @@
 /// Blocking: parks the calling context (user thread or OS thread) until the
 /// statement is satisfied. Cost: one select node per clause, inside the
 /// clause objects on the caller's stack; no heap allocation (a
-/// run-time-length clause longer than defaults::waituntil_range_slots
+/// run-time-length clause longer than defaults::waituntil::waituntil_range_slots
 /// allocates its nodes once). Resources may offer a lock-free
 /// `select_ready_hint()` (see detail::wu::ready_hinted) so that a pure-or
 /// statement skips queueing on clauses that cannot complete now.

@@ -44,7 +44,7 @@ struct envelope {
 /// with its lock while it accepts sends; a worker owns it while draining.
 class copy_queue {
 public:
-    explicit copy_queue(std::uint32_t capacity = actor_defaults::copy_queue_capacity);
+    explicit copy_queue(std::uint32_t capacity = defaults::actors::copy_queue_capacity);
     ~copy_queue();
     copy_queue(const copy_queue&) = delete;
     copy_queue& operator=(const copy_queue&) = delete;
@@ -99,8 +99,9 @@ public:
     /// memory forever while a steady load never reallocates.
     void reclaim(std::uint32_t used) noexcept {
         if (used > window_peak_) window_peak_ = used;
-        if (++window_gulps_ < actor_defaults::copy_queue_reclaim_window) return;
-        if (window_peak_ * 2 < capacity_ && capacity_ > actor_defaults::copy_queue_min_capacity) shrink();
+        if (++window_gulps_ < defaults::actors::copy_queue_reclaim_window) return;
+        if (window_peak_ * 2 < capacity_ && capacity_ > defaults::actors::copy_queue_min_capacity)
+            shrink();
         window_gulps_ = 0;
         window_peak_ = 0;
     }

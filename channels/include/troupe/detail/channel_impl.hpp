@@ -148,15 +148,8 @@ void channel<T>::insert(T&& v) {
         break;
     }
     // Full: queue with a pointer to our element; a consumer moves it out.
-    detail::channel_waiter w;
-    w.elem = &v;
-    select_node self{this_context()};
-    self.attach(w);
-    producers_.push_back(self);
     TROUPE_CHANNEL_COUNT(blocked_inserts);
-    lock_.unlock();
-    detail::await_partner(w, self, "insert", name, this);
-    if (w.state.load(std::memory_order_acquire) == detail::handoff::closed)
+    if (wait_queued(producers_, &v, "insert", name) == detail::handoff::closed)
         throw channel_closed_with<T>(this, name, std::move(v));
 }
 
@@ -178,17 +171,27 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
         break;
     }
     // Empty: queue with a pointer to our storage; a producer fills it.
-    detail::channel_waiter w;
-    w.elem = dst;
-    select_node self{this_context()};
-    self.attach(w);
-    consumers_.push_back(self);
     TROUPE_CHANNEL_COUNT(blocked_removes);
-    lock_.unlock();
-    detail::await_partner(w, self, "remove", name, this);
     // A consumer is woken by close only while the channel is empty (it
     // queued on an empty buffer, and nothing can be inserted after close).
-    return w.state.load(std::memory_order_acquire) == detail::handoff::done;
+    return wait_queued(consumers_, dst, "remove", name) == detail::handoff::done;
+}
+
+template <class T>
+detail::handoff channel<T>::wait_queued(node_queue& q, void* elem, const char* operation,
+                                        const char* name) noexcept {
+    detail::channel_waiter w;
+    w.elem = elem;
+    select_node self{this_context()};
+    self.attach(w);
+    q.push_back(self);
+    lock_.unlock();
+    // From here *this may be destroyed (a close wakes us, then the owner
+    // destroys the channel): only `this` as a name in reports is used.
+    detail::await_partner(w, self, operation, name, this);
+    // acquire: pairs with the partner's (or close's) release store of the
+    // state, so the element it moved is visible.
+    return w.state.load(std::memory_order_acquire);
 }
 
 template <class T>

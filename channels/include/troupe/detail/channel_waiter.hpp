@@ -265,9 +265,11 @@ inline void await_partner(const channel_waiter& w, const select_node& self, cons
                           const char* name, const void* ch) noexcept {
     auto pending = [&] { return w.state.load(std::memory_order_acquire) == handoff::waiting; };
     if (this_context().is_user_thread()) {
-        for (int i = 0; i < defaults::channel_wait_yields && pending(); ++i) this_thread::yield();
+        for (int i = 0; i < defaults::channels::channel_wait_yields && pending(); ++i)
+            this_thread::yield();
     } else {
-        for (int s = 0; s < defaults::channel_wait_os_spins && pending(); ++s) cpu_relax();
+        for (int s = 0; s < defaults::channels::channel_wait_os_spins && pending(); ++s)
+            cpu_relax();
     }
     park();  // exactly one wake is owed to us: the partner's, or close's
     while (!self.released()) {

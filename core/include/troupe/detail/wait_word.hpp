@@ -24,6 +24,7 @@
 //     the node (see select_node::grant), so a stray wake never frees a node
 //     that is still in use.
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "troupe/context.hpp"
@@ -66,6 +67,12 @@ inline std::uintptr_t with_waiters(std::uintptr_t w, const node_queue& q) noexce
 /// while its completion condition did not hold (a stray unpark). Release
 /// builds: nothing.
 void report_stray_wake(const char* kind, const char* name, const void* address);
+
+/// Checked builds (call it under `if constexpr (checked_build)`): reports,
+/// naming the primitive, that it is destroyed while `waiters` threads wait
+/// on it (its W bit is set). May throw what the misuse handler throws.
+void report_destroyed_with_waiters(const char* kind, const char* name, const void* address,
+                                   std::size_t waiters);
 
 /// Parks until `done()` holds. Every blocking primitive waits through this:
 /// a stray wake (a park() that returns with the condition false) is

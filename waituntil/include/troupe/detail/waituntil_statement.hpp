@@ -209,8 +209,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
 /// Waiting for another thread that is a few instructions from done: spin
 /// briefly, then yield (it may be a descheduled kernel thread).
 inline void pause(int spins) noexcept {
-    if (spins < defaults::waituntil_drain_spins)
-        cpu_relax();
+    if (spins < defaults::waituntil::waituntil_drain_spins) cpu_relax();
     else
         this_thread::yield();
 }

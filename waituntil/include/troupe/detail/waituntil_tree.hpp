@@ -170,7 +170,7 @@ struct identity_projection {
 /// A leaf over a run-time-length range: `on_any(range, [projection,] body)`.
 /// True under the predicate once one element's body ran; the body gets that
 /// element's index. Its nodes live in place up to
-/// defaults::waituntil_range_slots elements.
+/// defaults::waituntil::waituntil_range_slots elements.
 template <class View, class Proj, class Body>
 class range_clause {
     using reference = std::ranges::range_reference_t<View>;
@@ -335,7 +335,7 @@ private:
     bool guard_ = true;
     bool done_ = false;
     bool body_ran_ = false;
-    slot_buffer<slot, defaults::waituntil_range_slots> slots_;
+    slot_buffer<slot, defaults::waituntil::waituntil_range_slots> slots_;
 };
 
 // ------------------------------------------------------------ inner nodes

@@ -1,5 +1,8 @@
 #pragma once
-/// Tunables of troupe-remote's progress engine, in one place.
+/// Tunables of troupe-remote's progress engine, in one place:
+/// `troupe::defaults::remote` (troupe's tunables convention is described in
+/// troupe/defaults.hpp). Not an inline namespace: its `idle_spin` is not
+/// core's `troupe::defaults::idle_spin`.
 #include <chrono>
 #include <cstddef>
 
