@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actor_fixture.hpp"
+#include "leak_check.hpp"
 
 using troupe_test::scaled;
 using troupe_test::on_workers;
@@ -52,6 +53,7 @@ struct player : troupe::actor {
 
 TEST_CASE("groups sending to every member: every message received, totals exact") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         const long actors = 1000, set = 20, rounds = scaled(50L);
         troupe::actor_system sys{w};
         std::unique_ptr<member[]> a{new member[actors]};
@@ -75,6 +77,7 @@ TEST_CASE("groups sending to every member: every message received, totals exact"
 
 TEST_CASE("ping-pong: one message bounces, each actor finishes exactly once") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         troupe::actor_system sys{w};
         player ping, pong;
         ping.partner = &pong;
