@@ -68,7 +68,18 @@ void warm_caches() {
     troupe::this_thread::sleep_for(std::chrono::microseconds(1));
 }
 
+// Whether this executable's allocations go through the counting operator
+// new at all (tests/meson.build links the support library whole for that).
+bool counting_works() {
+    const long before = live_heap_blocks();
+    int* volatile probe = new int(0);
+    const bool counted = live_heap_blocks() == before + 1;
+    delete probe;
+    return counted;
+}
+
 std::once_flag warmed;
+bool counting = false;  // written once under `warmed`
 
 }  // namespace
 
@@ -87,7 +98,12 @@ long live_heap_blocks() noexcept {
 }
 
 leak_check::leak_check(std::source_location where) : where_(where) {
-    std::call_once(warmed, warm_caches);
+    std::call_once(warmed, [] {
+        warm_caches();
+        counting = counting_works();
+    });
+    REQUIRE_MESSAGE(counting, "leak_check: operator new is not the test support library's "
+                              "(link it with link_whole), so nothing would be counted");
     failures_ = failed_assertions();
     uncaught_ = std::uncaught_exceptions();
     baseline_ = live_heap_blocks();

@@ -48,7 +48,9 @@ public:
     /// Warms the process-wide caches (first guard of the process only; this
     /// starts the default cluster and the timer service), then records the
     /// live block count. Blocks while the warm-up threads run. Throws what
-    /// creating a thread throws (then no guard exists).
+    /// creating a thread throws, and fails the test (a doctest REQUIRE) if
+    /// this executable's operator new is not the counting one (the support
+    /// library must be linked whole); then no guard exists.
     explicit leak_check(std::source_location where = std::source_location::current());
     /// Checks (a doctest CHECK naming the guard's file and line) that the
     /// count is back to the baseline, unless the test failed meanwhile or
