@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actor_fixture.hpp"
+#include "leak_check.hpp"
 
 using troupe_test::scaled;
 using troupe_test::on_workers;
@@ -66,6 +67,7 @@ struct player : troupe::actor {
 
 TEST_CASE("groups sending to every member: every message received, totals exact") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         const long actors = 1000, set = 20, rounds = scaled(50L);
         troupe::actor_system sys{w};
         auto a = start_groups(actors, set, rounds);
@@ -83,6 +85,7 @@ TEST_CASE("groups sending to every member: every message received, totals exact"
 
 TEST_CASE("ping-pong: one message bounces, each actor finishes exactly once") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         troupe::actor_system sys{w};
         player ping, pong;
         ping.partner = &pong;

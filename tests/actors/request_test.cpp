@@ -4,6 +4,7 @@
 #include <string>
 
 #include "actor_fixture.hpp"
+#include "leak_check.hpp"
 
 using troupe_test::on_workers;
 
@@ -50,6 +51,7 @@ struct auditor : troupe::actor {
 
 TEST_CASE("a plain thread waits for an actor's answer; messages before it are counted") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         troupe::actor_system sys{w};
         account a;
         add one;
@@ -66,6 +68,7 @@ TEST_CASE("a plain thread waits for an actor's answer; messages before it are co
 }
 
 TEST_CASE("an exception thrown by the behaviour reaches the requester; the actor keeps running") {
+    troupe_test::leak_check no_leaks;
     troupe::actor_system sys{2};
     account a;
     fail f;
@@ -78,6 +81,7 @@ TEST_CASE("an exception thrown by the behaviour reaches the requester; the actor
 
 TEST_CASE("user threads ask too (they park, their processor runs others)") {
     troupe_test::on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         troupe::actor_system sys{2};
         account a;
         add two;
@@ -101,6 +105,7 @@ TEST_CASE("user threads ask too (they park, their processor runs others)") {
 
 TEST_CASE("a behaviour may wait for another actor's reply when another worker can answer") {
     troupe_test::watchdog wd{"nested ask"};
+    troupe_test::leak_check no_leaks;
     troupe::actor_system sys{2};
     account a;
     auditor b;

@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "actor_fixture.hpp"
+#include "leak_check.hpp"
 
 using troupe_test::scaled;
 using troupe_test::on_workers;
@@ -33,6 +34,7 @@ struct counter : troupe::actor {
 
 TEST_CASE("one actor re-sends one message to itself: exact count") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         troupe::actor_system sys{w};
         tick m;
         self_sender a;
@@ -46,6 +48,7 @@ TEST_CASE("one actor re-sends one message to itself: exact count") {
 
 TEST_CASE("many cascaded sends of one message from the main thread") {
     on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
         troupe::actor_system sys{w};
         tick m;
         counter c;
@@ -58,6 +61,7 @@ TEST_CASE("many cascaded sends of one message from the main thread") {
 }
 
 TEST_CASE("the thesis's static program with thesis-style start/stop") {
+    troupe_test::leak_check no_leaks;
     troupe::start_actor_system(2);
     tick m;
     self_sender a;

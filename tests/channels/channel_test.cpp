@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "leak_check.hpp"
 #include "troupe/channel.hpp"
 #include "troupe/thread.hpp"
 
@@ -67,6 +68,7 @@ TEST_CASE("try_insert moves from its argument only on success") {
 
 TEST_CASE("zero-size channel: try operations succeed only with a partner waiting") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         channel<int> ch{0};
         int v = 0;
         CHECK(ch.try_insert(1) == channel_status::full);
@@ -87,6 +89,7 @@ TEST_CASE("zero-size channel: try operations succeed only with a partner waiting
 
 TEST_CASE("rendezvous: an insert completes only when a remove takes it") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         channel<int> ch{0};
         std::atomic<bool> inserted{false};
         troupe::thread producer{c, [&] {
@@ -103,6 +106,7 @@ TEST_CASE("rendezvous: an insert completes only when a remove takes it") {
 
 TEST_CASE("producers and consumers are served first come, first served") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (std::size_t cap : {0u, 2u}) {
             CAPTURE(cap);
             channel<int> ch{cap};
@@ -175,6 +179,7 @@ TEST_CASE("range-for drains a closed channel and ends") {
 
 TEST_CASE("close releases blocked producers (with their values) and consumers") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         // Blocked producers on a full channel.
         channel<int> full{2};
         full << 100;
@@ -222,6 +227,7 @@ TEST_CASE("close releases blocked producers (with their values) and consumers") 
 
 TEST_CASE("move-only elements") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (std::size_t cap : {0u, 1u, 16u}) {
             channel<std::unique_ptr<int>> ch{cap};
             long sum = 0;
@@ -269,6 +275,7 @@ struct big {
 
 TEST_CASE("big elements (4 KiB) cross intact, with many producers and consumers") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (std::size_t cap : {0u, 8u}) {
             channel<big> ch{cap};
             constexpr int producers = 4, consumers = 4, each = many / 50;
@@ -301,6 +308,7 @@ TEST_CASE("big elements (4 KiB) cross intact, with many producers and consumers"
 
 TEST_CASE("flush hands a copy to every blocked consumer and buffers nothing") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         channel<std::string> ch{4};
         CHECK(ch.flush("nobody") == 0);
         CHECK(ch.empty());
@@ -317,6 +325,7 @@ TEST_CASE("flush hands a copy to every blocked consumer and buffers nothing") {
 
 TEST_CASE("user threads and OS threads share one channel") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (std::size_t cap : {0u, 4u}) {
             channel<long> ch{cap};
             constexpr int per = many / 10;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "leak_check.hpp"
 #include "troupe/channel.hpp"
 #include "troupe/thread.hpp"
 
@@ -22,6 +23,7 @@ using troupe_test::wait_until;
 
 TEST_CASE("ping-pong between two threads, ended by close") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         channel<int> ping{1}, pong{1};
         const int rounds = troupe_test::scaled(20'000, 3);
         std::atomic<int> exits{0};
@@ -57,6 +59,7 @@ TEST_CASE("ping-pong between two threads, ended by close") {
 
 TEST_CASE("hot potato: one token passed among many threads through one channel") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int players = 8;
         const int passes = troupe_test::scaled(10'000, 3);
         channel<int> potato{1, "potato"};
@@ -90,6 +93,7 @@ TEST_CASE("hot potato: one token passed among many threads through one channel")
 
 TEST_CASE("daisy chain: a pipeline of channels through many threads keeps order") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int stages = 16;
         const int values = troupe_test::scaled(10'000, 3);
         std::vector<std::unique_ptr<channel<int>>> links;
@@ -116,6 +120,7 @@ TEST_CASE("daisy chain: a pipeline of channels through many threads keeps order"
 
 TEST_CASE("publish/subscribe: many consumers, then a flushed sentinel ends them all") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int subscribers = 8;
         const long published = troupe_test::scaled(20'000L, 3);
         channel<long> ch{4};
@@ -157,6 +162,7 @@ TEST_CASE("churn: waves of threads created and destroyed while hammering channel
     // blocked on channels of their own choosing, they could wait on
     // different channels forever.)
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int nchan = 4, producers = 3, consumers = 3;
         const int waves = troupe_test::scaled(20, 3), per_producer = 300;
         std::vector<std::unique_ptr<channel<long>>> chans;
@@ -249,6 +255,7 @@ TEST_CASE("churn: waves of threads created and destroyed while hammering channel
 
 TEST_CASE("zero-size rendezvous: many producers and consumers, every value exactly once") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int producers = 8, consumers = 8;
         const int per = troupe_test::scaled(3'000, 3);
         const int total = producers * per;
@@ -304,6 +311,7 @@ private:
 
 TEST_CASE("barrier from two channels: lock-step rounds, then close releases every thread") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int threads = 6;
         const int min_rounds = troupe_test::scaled(1'000, 3);
         channel_barrier b{threads};
@@ -337,6 +345,7 @@ TEST_CASE("barrier from two channels: lock-step rounds, then close releases ever
 
 TEST_CASE("close under load: nothing inserted is lost, nothing is duplicated") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (std::size_t cap : {0u, 1u, 64u}) {
             CAPTURE(cap);
             constexpr int producers = 6, consumers = 6;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "leak_check.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/thread.hpp"
 
@@ -18,6 +19,7 @@ constexpr int many_total = troupe_test::sanitized ? 30'000 : 100'000;
 TEST_CASE("100,000 user threads (30,000 under sanitizers) are created and joined, "
           "each runs exactly once") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int total = many_total, wave = 1'000;
         std::vector<std::atomic<int>> ran(total);
         run_in(c, [&] {
@@ -40,6 +42,7 @@ TEST_CASE("100,000 user threads (30,000 under sanitizers) are created and joined
 
 TEST_CASE("threads created from an OS thread run on the given cluster and join") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         std::atomic<int> sum{0};
         {
             std::vector<troupe::thread> ts;
@@ -67,6 +70,7 @@ TEST_CASE("arguments are moved into the thread; move-only callables work") {
 
 TEST_CASE("an exception escaping a thread is rethrown by join, others are unaffected") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         std::atomic<int> finished{0};
         troupe::thread bad{c, [] { throw std::runtime_error("thread failure 17"); }};
         std::vector<troupe::thread> good;
@@ -119,6 +123,7 @@ TEST_CASE("a thread may use most of a custom-size stack") {
 
 TEST_CASE("a ring of 1,000 user threads passes a token 100,000 times through semaphores") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int n = 1000;
         const int passes = troupe_test::scaled(100'000);
         std::vector<std::unique_ptr<troupe::semaphore>> sem;

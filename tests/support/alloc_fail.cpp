@@ -1,10 +1,12 @@
 // Replaces the global allocation functions for every test executable (the
-// support library is linked whole) so fail_allocation can inject failures.
+// support library is linked whole) so fail_allocation can inject failures
+// and leak_check can count live blocks.
 #include "alloc_fail.hpp"
 
 #include <atomic>
 #include <cstdlib>
 
+#include "leak_check.hpp"
 #include "troupe/context.hpp"
 
 namespace troupe_test {
@@ -30,9 +32,19 @@ bool inject() noexcept {
 void* allocate(std::size_t n, std::size_t align) noexcept {
     if (inject()) return nullptr;
     if (n == 0) n = 1;
-    if (align <= alignof(std::max_align_t)) return std::malloc(n);
     void* p = nullptr;
-    return posix_memalign(&p, align, n) == 0 ? p : nullptr;
+    if (align <= alignof(std::max_align_t))
+        p = std::malloc(n);
+    else if (posix_memalign(&p, align, n) != 0)
+        p = nullptr;
+    if (p) detail::note_allocation();
+    return p;
+}
+
+void release(void* p) noexcept {
+    if (!p) return;
+    detail::note_release();
+    std::free(p);
 }
 
 void* allocate_or_throw(std::size_t n, std::size_t align) {
@@ -58,6 +70,7 @@ std::size_t fail_allocation::seen() const noexcept { return count; }
 
 using troupe_test::allocate;
 using troupe_test::allocate_or_throw;
+using troupe_test::release;
 
 void* operator new(std::size_t n) { return allocate_or_throw(n, 0); }
 void* operator new[](std::size_t n) { return allocate_or_throw(n, 0); }
@@ -75,13 +88,13 @@ void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noe
 void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
     return allocate(n, std::size_t(a));
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }

@@ -1,6 +1,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -8,12 +9,16 @@
 #include <thread>
 
 #include "fixture.hpp"
+#include "leak_check.hpp"
 
 namespace troupe_test {
 
 namespace {
 std::mutex name_mutex;
 std::string name_now;
+// Failed assertions and test-case exceptions (leak_check stays silent in a
+// test that already failed).
+std::atomic<long> failures{0};
 
 struct name_listener : doctest::IReporter {
     explicit name_listener(const doctest::ContextOptions&) {}
@@ -26,11 +31,19 @@ struct name_listener : doctest::IReporter {
     }
     void test_case_reenter(const doctest::TestCaseData&) override {}
     void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-    void test_case_exception(const doctest::TestCaseException&) override {}
+    void test_case_exception(const doctest::TestCaseException&) override {
+        failures.fetch_add(1, std::memory_order_relaxed);
+    }
     void subcase_start(const doctest::SubcaseSignature&) override {}
     void subcase_end() override {}
-    void log_assert(const doctest::AssertData&) override {}
-    void log_message(const doctest::MessageData&) override {}
+    void log_assert(const doctest::AssertData& d) override {
+        if (d.m_failed) failures.fetch_add(1, std::memory_order_relaxed);
+    }
+    void log_message(const doctest::MessageData& d) override {
+        // FAIL_CHECK / FAIL (not WARN, not MESSAGE) fail the test.
+        if (!(d.m_severity & doctest::assertType::is_warn))
+            failures.fetch_add(1, std::memory_order_relaxed);
+    }
     void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_LISTENER("troupe_test_names", 1, name_listener);
@@ -38,6 +51,8 @@ REGISTER_LISTENER("troupe_test_names", 1, name_listener);
 std::mutex recorder_mutex;
 std::vector<std::string> recorded;
 }  // namespace
+
+long failed_assertions() noexcept { return failures.load(std::memory_order_relaxed); }
 
 std::string current_test() {
     std::lock_guard g{name_mutex};
@@ -88,7 +103,13 @@ misuse_recorder::misuse_recorder() {
     });
 }
 
-misuse_recorder::~misuse_recorder() { troupe::set_misuse_handler(previous_); }
+misuse_recorder::~misuse_recorder() {
+    troupe::set_misuse_handler(previous_);
+    // Release the record's storage too, so a recorder inside a leak_check
+    // leaves no block behind.
+    std::lock_guard g{recorder_mutex};
+    std::vector<std::string>{}.swap(recorded);
+}
 
 std::vector<std::string> misuse_recorder::messages() const {
     std::lock_guard g{recorder_mutex};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "leak_check.hpp"
 #include "troupe/channel.hpp"
 #include "troupe/future.hpp"
 #include "troupe/thread.hpp"
@@ -31,6 +32,7 @@ using troupe_test::wait_until;
 
 TEST_CASE("one channel selected by many threads: every value exactly once (one_chan)") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int threads = 4;
         const int per = troupe_test::scaled(20'000, 4);
         channel<int> ch{5};
@@ -62,6 +64,7 @@ TEST_CASE("one channel selected by many threads: every value exactly once (one_c
 
 TEST_CASE("zero-size channels, both directions selecting, many selectors: every value once") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int producers = 3, consumers = 3;
         const int per = troupe_test::scaled(3'000, 4);  // values per producer
         const int total = producers * per;
@@ -112,6 +115,7 @@ TEST_CASE("two selectors on each other's zero-size channels in opposite orders (
         CHECK(mismatches == 0);
     };
     on_processors([&](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         channel<int> A{0}, B{0};
         std::vector<int> got(rounds);
         std::vector<std::size_t> won(rounds);
@@ -151,6 +155,7 @@ TEST_CASE("two selectors on each other's zero-size channels in opposite orders (
 
 TEST_CASE("buffered channel: a selecting reader meeting a blocked selecting writer keeps FIFO") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (int round = 0; round < troupe_test::scaled(200, 4) + 5; ++round) {
             channel<int> ch{2};
             troupe::future<int> never;
@@ -211,6 +216,7 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
     for (bool and_reader : {false, true}) {
         CAPTURE(and_reader);
         on_processors([&](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
             channel<int> A{2}, B{2};
             std::atomic<long> inserted{0}, removed{0};
             const long threshold = troupe_test::scaled(5'000, 4);
@@ -266,6 +272,7 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
 
 TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repeat_close)") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (int round = 0; round < troupe_test::scaled(40, 4); ++round) {
             CAPTURE(round);
             std::vector<channel<long>> ch(6);
@@ -304,6 +311,7 @@ TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repe
 
 TEST_CASE("an exception in a body with & pending operations loses nothing") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         for (int round = 0; round < troupe_test::scaled(300, 4); ++round) {
             channel<int> A{1}, B{0};
             A << 1;
@@ -332,6 +340,7 @@ TEST_CASE("an exception in a body with & pending operations loses nothing") {
 
 TEST_CASE("run-time-length clause over channels: the ready one's index reaches the body") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         constexpr int n = 12;  // more than the in-place slots
         std::vector<channel<int>> chans(n);
         const int per = troupe_test::scaled(300, 4);
@@ -358,6 +367,7 @@ TEST_CASE("run-time-length clause over channels: the ready one's index reaches t
 
 TEST_CASE("report_close: a select loop over channels that close needs no try/catch (Go's v, ok)") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         const int per = troupe_test::scaled(2'000, 4);
         channel<int> a{4, "a"}, b{0, "b"};
         std::vector<troupe::thread> producers;
@@ -404,6 +414,7 @@ TEST_CASE("report_close: a select loop over channels that close needs no try/cat
 TEST_CASE("report_close in and-mode: one channel closed, the other ready: both bodies run, with "
           "their outcome") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         run_in(c, [&] {
             channel<int> a{1, "a"}, b{1, "b"};
             a.close();
@@ -439,6 +450,7 @@ TEST_CASE("report_close in and-mode: one channel closed, the other ready: both b
 TEST_CASE("report_close on insert: the element stays in its variable; stop_on_close leaves the "
           "buffer") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         run_in(c, [&] {
             channel<std::string> ch{2, "s"};
             ch.insert("kept");
@@ -463,6 +475,7 @@ TEST_CASE("report_close on insert: the element stays in its variable; stop_on_cl
 
 TEST_CASE("report_close over a run-time-length clause: the body gets the index and the outcome") {
     on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
         run_in(c, [&] {
             std::vector<std::unique_ptr<channel<int>>> chans;
             for (int i = 0; i < 3; ++i) chans.push_back(std::make_unique<channel<int>>(1, "r"));
