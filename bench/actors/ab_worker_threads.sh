@@ -24,7 +24,7 @@ if [ "${QUICK:-0}" = 1 ]; then
   repeat=(--servers=20000 --rounds=1) matrix=(--n=384) ask=(--asks=500)
 else
   static=(--n=100000000) dynamic=(--n=20000000) exec=(--actors=40000 --set=100 --rounds=10)
-  repeat=(--servers=100000 --rounds=1) matrix=(--n=1024) ask=(--asks=2000)
+  repeat=(--servers=100000 --rounds=1) matrix=(--n=${MATRIX_N:-1024}) ask=(--asks=2000)
 fi
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(static dynamic executor repeat matrix ask)
