@@ -28,8 +28,45 @@ const char* name_or(const executor_config& c, const char* fallback) {
     return c.name.empty() ? fallback : c.name.c_str();
 }
 
+// TROUPE_ACTOR_WORKERS, read once: "user_threads" or "user_threads:K"
+// (K workers per processor by default) selects user-thread workers.
+struct worker_environment {
+    bool user = false;
+    std::size_t per_processor = 1;
+};
+
+const worker_environment& environment() {
+    static const worker_environment env = [] {
+        worker_environment e;
+        const char* v = std::getenv("TROUPE_ACTOR_WORKERS");
+        if (!v) return e;
+        const std::string s{v};
+        const std::string prefix = "user_threads";
+        if (s.compare(0, prefix.size(), prefix) != 0) return e;
+        e.user = true;
+        if (s.size() > prefix.size() + 1 && s[prefix.size()] == ':') {
+            const long k = std::strtol(s.c_str() + prefix.size() + 1, nullptr, 10);
+            if (k > 0 && k <= 64) e.per_processor = static_cast<std::size_t>(k);
+        }
+        return e;
+    }();
+    return env;
+}
+
 // Fills in defaults and repairs what checked builds report.
 executor_config resolve(executor_config c, const void* who) {
+    if (c.threads == worker_threads::from_environment)
+        c.threads = environment().user ? worker_threads::user : worker_threads::kernel;
+    if (c.threads == worker_threads::user) {
+        const std::size_t k = environment().per_processor;
+        if (c.workers == 0) {
+            if (c.processors == 0) c.processors = available_concurrency();
+            c.workers = c.processors * k;
+        }
+        if (c.processors == 0) c.processors = (c.workers + k - 1) / k;
+    } else {
+        c.processors = 0;  // no cluster of its own
+    }
     if (c.workers == 0) c.workers = available_concurrency();  // the one CPU count (topology.hpp)
     if (c.queues_per_worker == 0) c.queues_per_worker = 1;
     if (c.mailboxes == 0) c.mailboxes = c.workers * c.queues_per_worker;
@@ -57,10 +94,19 @@ std::string demangle(const char* mangled) {
 }  // namespace
 
 executor::executor(const executor_config& c, actor_system* o)
-    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes),
+    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes), user_threads(cfg.threads == worker_threads::user),
       idle_(cfg.workers, idle_group::spinner_duty::hint) {
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
+    if (user_threads) {
+        // The workers' own processors (pinned if asked; cfg outlives pool,
+        // so the name stays valid).
+        cluster_options po;
+        po.processors = cfg.processors;
+        po.pin = cfg.pin;
+        po.name = cfg.name.empty() ? "actor workers" : cfg.name.c_str();
+        pool = std::make_unique<troupe::cluster>(po);
+    }
     if (!cfg.synthetic_topology.empty()) {
         machine = std::make_unique<topology>(cfg.synthetic_topology);  // throws if hwloc rejects it
     } else if (cfg.pin || (stealing && cfg.victims == victim_policy::locality && !cfg.custom_victims)) {
@@ -150,13 +196,15 @@ void executor::notify_if_done() noexcept {
     if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
 }
 
-void executor::wake(std::size_t w) noexcept { idle_.wake(workers[w]->idle_member(), idle_group::wake_as::plain); }
+bool executor::wake(std::size_t w) noexcept {
+    return idle_.wake(workers[w]->idle_member(), idle_group::wake_as::plain);
+}
 
 void executor::wake_helper(std::size_t from) noexcept {
     using namespace std::chrono;
     const std::int64_t now = duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
     std::int64_t last = last_helper_wake_.load(std::memory_order_relaxed);
-    if (now - last < static_cast<std::int64_t>(actor_defaults::helper_wake_interval_us)) return;
+    if (now - last < static_cast<std::int64_t>(defaults::actors::helper_wake_interval_us)) return;
     // One waker per interval (a lost CAS means another worker is doing it).
     if (!last_helper_wake_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
     idle_.wake_another(workers[from]->idle_member());
@@ -164,11 +212,24 @@ void executor::wake_helper(std::size_t from) noexcept {
 
 void executor::wake_one_parked(std::size_t from) noexcept { idle_.wake_another(workers[from]->idle_member()); }
 
-void wake_owner(mailbox& mb) noexcept { mb.exec->wake(mb.owner.load(std::memory_order_acquire)); }
+void wake_owner(mailbox& mb) noexcept {
+    executor& ex = *mb.exec;
+    const std::size_t o = mb.owner.load(std::memory_order_acquire);
+    if (ex.wake(o) || !ex.user_threads) return;
+    // A user-thread owner blocked in a behaviour cannot take the envelope:
+    // wake another worker to steal it. seq_cst: the Dekker pair of
+    // block_in_behaviour (blocked store, then its sleepers load) with our
+    // caller's sleepers load (under mb's lock) and this load; see
+    // worker::park_idle.
+    if (ex.stealing && ex.workers[o]->blocked.load(std::memory_order_seq_cst)) ex.wake_one_parked(o);
+}
 
 void executor::wake_for_external_send(mailbox& mb) noexcept {
     const std::size_t o = mb.owner.load(std::memory_order_acquire);
-    wake(o);  // nothing unless the owner is parked
+    if (!wake(o) && user_threads && stealing && workers[o]->blocked.load(std::memory_order_seq_cst)) {
+        wake_one_parked(o);  // as in wake_owner: the owner is blocked in a behaviour
+        return;
+    }
     // The owner is busy in a batch (relaxed: a hint; 0 between batches)
     // while a worker sleeps: the envelope would wait behind that batch.
     // Grouped placement puts up to a run of actors created together on one
@@ -356,6 +417,15 @@ actor_statistics executor::statistics() const {
 }  // namespace troupe::detail
 
 namespace troupe {
+
+const char* to_string(worker_threads w) noexcept {
+    switch (w) {
+    case worker_threads::from_environment: return "from_environment";
+    case worker_threads::kernel: return "kernel";
+    case worker_threads::user: return "user";
+    }
+    return "unknown";
+}
 
 const char* to_string(external_placement p) noexcept {
     switch (p) {

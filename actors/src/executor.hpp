@@ -14,10 +14,12 @@
 #include "troupe/actor.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
+#include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
 #include "troupe/executor_config.hpp"
+#include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
 #include "troupe/victim_selector.hpp"
 
@@ -153,6 +155,22 @@ public:
     // flush_sends(): the behaviour is about to block; let a parked worker
     // come and steal what queues up behind it.
     void flush_before_blocking();
+    // User-thread workers: a behaviour of this worker is about to park it
+    // (core's about_to_park hook): flush, mark the worker blocked, wake a
+    // parked worker to take what queues up behind it.
+    void block_in_behaviour();
+
+    // User-thread workers: set while a behaviour has parked this worker's
+    // user thread (block_in_behaviour, seq_cst), cleared when it runs again
+    // (the switched_in hook). A blocked worker's mailboxes (except its
+    // batch's) are fair game for thieves and are re-checked by parking
+    // workers (park_idle); a sender that finds the owner blocked wakes
+    // another worker (wake_owner).
+    std::atomic<bool> blocked{false};
+    // User-thread workers: the request scope of the behaviour running on
+    // this worker while it is switched out (the hooks swap it with the
+    // kernel thread's, like tls_worker).
+    request_scope* saved_scope = nullptr;
 
 private:
     void run() noexcept;
@@ -166,6 +184,8 @@ private:
     void maybe_wake_helper() noexcept;
     // steal.cpp
     bool try_steal() noexcept;
+    bool steal_from(std::size_t v) noexcept;
+    std::size_t blocked_victim_with_work() noexcept;
     bool try_swap(std::size_t mine, std::size_t theirs, mailbox* expected, mailbox*& given) noexcept;
     std::size_t slot_to_give() noexcept;
 
@@ -173,7 +193,8 @@ private:
     void deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n);
 
     idle_group::member idle_;
-    std::thread thread_;
+    std::thread thread_;        // kernel-thread workers
+    troupe::thread user_thread_;  // user-thread workers
     copy_queue* local_;  // the empty queue a gulp swaps in; drained by process()
     // The mailbox whose batch process() is running, else nullptr.
     mailbox* batch_ = nullptr;
@@ -208,8 +229,8 @@ public:
     // Worker side of termination: if a stop is waiting and no actor is
     // alive, wake the stopper. Callers run a seq_cst fence (or RMW) first.
     void notify_if_done() noexcept;
-    // Wakes worker w if it is parked.
-    void wake(std::size_t w) noexcept;
+    // Wakes worker w if it is parked; true if this call woke it.
+    bool wake(std::size_t w) noexcept;
     // Wakes one parked worker to look for work (rate-limited).
     void wake_helper(std::size_t from) noexcept;
     // After an external send that saw `sleepers` != 0 under mb's lock: wakes
@@ -233,6 +254,9 @@ public:
     actor_system* const owner;
     const std::size_t mailbox_count;
     bool stealing = true;
+    // Workers are troupe user threads on `pool` (cfg.threads == user).
+    const bool user_threads;
+    std::unique_ptr<troupe::cluster> pool;  // declared before workers: outlives them
 
     std::unique_ptr<mailbox[]> mailboxes;
     // slots[i] points to the mailbox in position i; worker w owns positions
@@ -273,6 +297,9 @@ private:
 extern constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]];
 // The executor new actors join when nothing more specific applies.
 executor* default_executor() noexcept;
+// Replaces this kernel thread's innermost request scope (actor.cpp);
+// returns the previous one. For the user-thread workers' switch hooks.
+request_scope* exchange_request_scope(request_scope* s) noexcept;
 
 // stop() has waited `waited` with actors alive: builds a survivor report
 // from the running system (actor_system.cpp) and hands it to the

@@ -16,6 +16,13 @@ bool worker::try_steal() noexcept {
         victims_->feedback(false);
         return false;
     }
+    const bool stole = steal_from(v);
+    victims_->feedback(stole);
+    return stole;
+}
+
+// One scan of worker v's range and at most one swap (see try_steal).
+bool worker::steal_from(std::size_t v) noexcept {
     const worker& victim = *exec.workers[v];
     const std::size_t range = victim.slot_end - victim.slot_begin;
     const std::size_t start = rng_.below(range);
@@ -42,7 +49,10 @@ bool worker::try_steal() noexcept {
             pending = p;
         }
     }
-    bool worth_it = waiting >= 2;
+    // A user-thread worker blocked in a behaviour runs none of its mailboxes
+    // until it resumes (relaxed: a hint; park_idle's re-check is the
+    // guarantee).
+    bool worth_it = waiting >= 2 || (exec.user_threads && victim.blocked.load(std::memory_order_relaxed));
     if (cand && !worth_it) {
         // relaxed: a hint; 0 means the victim is between batches.
         const std::uint64_t began = victim.batch_began.load(std::memory_order_relaxed);
@@ -53,7 +63,6 @@ bool worker::try_steal() noexcept {
         mailbox* given = nullptr;
         if (!try_swap(slot_to_give(), s, cand, given)) {
             count(stats.failed_swaps);
-            victims_->feedback(false);
             return false;  // never retried: a lost race means someone else is balancing
         }
         count(stats.steals);
@@ -72,11 +81,9 @@ bool worker::try_steal() noexcept {
         given->owner.store(static_cast<std::uint32_t>(v), std::memory_order_relaxed);
         given->lock.unlock();
         exec.wake(v);
-        victims_->feedback(true);
         return true;
     }
     count(stats.no_candidate);
-    victims_->feedback(false);
     return false;
 }
 

@@ -9,11 +9,13 @@
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/error.hpp"
+#include "troupe/thread.hpp"
 
 namespace troupe::detail {
 
 namespace {
 void about_to_block(void* self) noexcept;
+extern const user_thread_hooks user_worker_hooks;
 }
 
 constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]] = nullptr;
@@ -103,11 +105,20 @@ void worker::start() {
         c.machine = exec.machine.get();
         victims_ = exec.cfg.custom_victims ? exec.cfg.custom_victims(c) : make_victim_selector(exec.cfg.victims, c);
     }
-    thread_ = std::thread([this] { run(); });
+    if (exec.user_threads) {
+        thread_attributes a;
+        a.stack_size = defaults::actors::user_worker_stack;
+        a.on = exec.pool.get();
+        a.name = "actor worker";
+        user_thread_ = troupe::thread(a, [this] { run(); });
+    } else {
+        thread_ = std::thread([this] { run(); });
+    }
 }
 
 void worker::join() {
     if (thread_.joinable()) thread_.join();
+    if (user_thread_.joinable()) user_thread_.join();
 }
 
 // Actors created by this worker's behaviours go round-robin over the
@@ -121,10 +132,19 @@ std::size_t worker::next_ticket() noexcept {
 }
 
 void worker::run() noexcept {
-    tls_worker = this;
-    set_block_hook(&about_to_block, this);
-    if (exec.cfg.pin && exec.machine && exec.machine->is_this_system())
-        (void)exec.machine->bind_current_thread(exec.worker_pu[index]);
+    if (exec.user_threads) {
+        // Parks with troupe's park (its processor runs other threads); the
+        // hooks keep tls_worker and the request scope with this user thread
+        // wherever it runs, and mark it blocked when a behaviour parks it.
+        // (The cluster pins its processors if asked.)
+        idle_group::bind_context(idle_, this_context());
+        set_user_thread_hooks(&user_worker_hooks, this);
+    } else {
+        tls_worker = this;
+        set_block_hook(&about_to_block, this);
+        if (exec.cfg.pin && exec.machine && exec.machine->is_this_system())
+            (void)exec.machine->bind_current_thread(exec.worker_pu[index]);
+    }
     try {
         loop();
     } catch (const std::exception& x) {
@@ -134,16 +154,23 @@ void worker::run() noexcept {
         std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu\n", index);
         std::terminate();
     }
-    set_block_hook(nullptr, nullptr);
-    tls_worker = nullptr;
+    if (exec.user_threads) {
+        set_user_thread_hooks(nullptr, nullptr);  // clears tls_worker (switched_out)
+    } else {
+        set_block_hook(nullptr, nullptr);
+        tls_worker = nullptr;
+    }
 }
 
 void worker::loop() {
     unsigned idle = 0;
     // Steal attempts back off exponentially while they find nothing, so an
     // idle worker does not keep reading a busy worker's mailbox lines.
-    unsigned steal_gap = actor_defaults::steal_every_passes, next_steal = steal_gap;
+    unsigned steal_gap = defaults::actors::steal_every_passes, next_steal = steal_gap;
     idle_group& g = exec.idle_;
+    const bool user = exec.user_threads;
+    const unsigned passes_before_park =
+        user ? defaults::actors::user_idle_passes_before_park : defaults::actors::idle_passes_before_park;
     for (;;) {
         unsigned busy = 0;
         for (std::size_t s = slot_begin; s < slot_end; ++s) {
@@ -155,7 +182,7 @@ void worker::loop() {
             if (gulp(*mb)) {
                 // A big batch means work is piling up here: if somebody is
                 // parked and nobody is looking for work, let one help.
-                if (local_->size() >= actor_defaults::helper_wake_batch && exec.stealing) maybe_wake_helper();
+                if (local_->size() >= defaults::actors::helper_wake_batch && exec.stealing) maybe_wake_helper();
                 process(*mb);
                 ++busy;
             }
@@ -166,7 +193,7 @@ void worker::loop() {
                 break;
             g.stop_spinning(idle_);  // a hint here: no pass-on (see docs/actors.md)
             idle = 0;
-            steal_gap = actor_defaults::steal_every_passes;
+            steal_gap = defaults::actors::steal_every_passes;
             next_steal = steal_gap;
             continue;
         }
@@ -182,27 +209,32 @@ void worker::loop() {
         ++idle;
         if (exec.stealing && idle == next_steal) {
             if (try_steal()) {
-                steal_gap = actor_defaults::steal_every_passes;
+                steal_gap = defaults::actors::steal_every_passes;
                 next_steal = idle + steal_gap;
                 continue;
             }
-            steal_gap = std::min(steal_gap * 2, actor_defaults::steal_backoff_max_passes);
+            steal_gap = std::min(steal_gap * 2, defaults::actors::steal_backoff_max_passes);
             next_steal = idle + steal_gap;
         }
-        if (idle >= actor_defaults::idle_passes_before_park) {
+        if (idle >= passes_before_park) {
             if (park_idle()) {
                 idle = 0;
-                steal_gap = actor_defaults::steal_every_passes;
+                steal_gap = defaults::actors::steal_every_passes;
             } else {
                 // Timed out while another worker sat in a batch: one more
                 // look (and steal attempt), then park again at once.
-                idle = actor_defaults::idle_passes_before_park - 1;
+                idle = passes_before_park - 1;
                 steal_gap = 1;
             }
             next_steal = idle + steal_gap;
             continue;
         }
-        cpu_relax();
+        // A user-thread worker lets the other workers of its processor run
+        // (it returns at once if none is ready).
+        if (user)
+            troupe::this_thread::yield();
+        else
+            cpu_relax();
     }
     g.stop_spinning(idle_);
 }
@@ -240,11 +272,11 @@ void worker::process(mailbox& mb) {
     // No atomics from here to the clear: the batch is ours alone.
     batch_began.store(timestamp(), std::memory_order_relaxed);
     batch_ = &mb;
-    local_budget_ = actor_defaults::batch_append_budget;
+    local_budget_ = defaults::actors::batch_append_budget;
     while (envelope* p = local_->pop()) {
         // The receivers are scattered over memory: start loading a later
         // one while this one runs.
-        if (const envelope* ahead = local_->peek(actor_defaults::prefetch_distance)) {
+        if (const envelope* ahead = local_->peek(defaults::actors::prefetch_distance)) {
             __builtin_prefetch(ahead->receiver);  // the header the executor reads
             __builtin_prefetch(reinterpret_cast<const char*>(ahead->receiver) + sizeof(actor), 1);  // fields
         }
@@ -312,23 +344,53 @@ bool worker::park_idle() noexcept {
         work = !mb->queue->empty();
         mb->lock.unlock();
     }
+    // User-thread workers: also look at the mailboxes of workers blocked in
+    // a behaviour (the Dekker pair with block_in_behaviour and wake_owner):
+    // nobody else would take them.
+    std::size_t victim = victim_selector::none;
+    if (!work && exec.user_threads && exec.stealing) victim = blocked_victim_with_work();
     bool woken = true;
-    if (!work) {
+    if (!work && victim == victim_selector::none) {
         exec.notify_if_done();  // the announcement's RMW ordered our counts before this
         if (!exec.shutdown.load(std::memory_order_seq_cst)) {
             count(stats.parks);
+            // (A user-thread worker parks its user thread in either call,
+            // idle_group::bind_context.)
             if (exec.stealing && another_in_batch()) {
                 // A behaviour elsewhere may be blocking its worker with work
                 // queued behind it that only a thief can take: do not sleep
                 // for good, come back to look (one wake-up per period).
-                woken = g.sleep_until(idle_, std::chrono::steady_clock::now() + actor_defaults::busy_park_period);
+                woken = g.sleep_until(idle_, std::chrono::steady_clock::now() + defaults::actors::busy_park_period);
             } else {
                 g.sleep(idle_);  // until a sender, thief, helper wake or shutdown wakes us
             }
         }
     }
     g.withdraw(idle_);  // plain wakes only: we hold no spinner count after it
+    if (victim != victim_selector::none) (void)steal_from(victim);
     return woken;
+}
+
+// User-thread workers, after announcing: the first worker blocked in a
+// behaviour (seq_cst load of its flag) with a non-empty mailbox outside its
+// batch (checked under the mailbox's lock), else victim_selector::none.
+// With block_in_behaviour (flag store, then the sleepers load) and a
+// sender (append under the lock, sleepers load, then the flag load in
+// wake_owner): either we see the work here, or the blocker or the sender
+// sees our announcement and wakes a parked worker.
+std::size_t worker::blocked_victim_with_work() noexcept {
+    for (auto& w : exec.workers) {
+        if (w.get() == this || !w->blocked.load(std::memory_order_seq_cst)) continue;
+        for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
+            mailbox* mb = exec.slots[s].load(std::memory_order_seq_cst);
+            if (!mb) continue;  // mid-swap by a thief, who is awake
+            mb->lock.lock();
+            const bool work = !mb->queue->empty() && !mb->being_processed.load(std::memory_order_relaxed);
+            mb->lock.unlock();
+            if (work) return w->index;
+        }
+    }
+    return victim_selector::none;
 }
 
 // Called by park_idle after its announcement (a seq_cst RMW of the group's
@@ -337,9 +399,17 @@ bool worker::park_idle() noexcept {
 // count, any_parked): either that worker sees
 // our announcement and wakes us, or this seq_cst load sees its batch and we
 // park with a timeout. Either way no work stays stranded behind it.
+//
+// User-thread workers: a worker blocked in a behaviour does not count (its
+// mailboxes were just checked by blocked_victim_with_work, under the Dekker
+// pair with block_in_behaviour); one whose behaviour computes (or waits
+// without a troupe primitive) still does.
 bool worker::another_in_batch() const noexcept {
-    for (auto& w : exec.workers)
-        if (w.get() != this && w->batch_began.load(std::memory_order_seq_cst) != 0) return true;
+    for (auto& w : exec.workers) {
+        if (w.get() == this || w->batch_began.load(std::memory_order_seq_cst) == 0) continue;
+        if (exec.user_threads && w->blocked.load(std::memory_order_seq_cst)) continue;
+        return true;
+    }
     return false;
 }
 
@@ -355,6 +425,17 @@ void worker::flush_before_blocking() {
     if (exec.any_parked()) exec.wake_one_parked(index);
 }
 
+void worker::block_in_behaviour() {
+    flush_stages();  // may yield (a mailbox lock): before the flag
+    if (!exec.stealing) return;
+    // Dekker pair with park_idle (announce, then blocked_victim_with_work's
+    // flag load): our flag store comes before our sleepers load (both
+    // seq_cst), so either a parking worker sees us blocked and checks our
+    // mailboxes, or we see it announced here and wake one.
+    blocked.store(true, std::memory_order_seq_cst);
+    if (exec.any_parked()) exec.wake_one_parked(index);
+}
+
 namespace {
 // core's block hook (troupe/detail/block_hook.hpp): park() calls it when a
 // behaviour of this worker is about to put the worker's kernel thread to
@@ -363,6 +444,26 @@ void about_to_block(void* self) noexcept {
     auto* w = static_cast<worker*>(self);
     if (w->in_batch()) w->flush_before_blocking();
 }
+
+// User-thread workers (troupe/detail/block_hook.hpp, user_thread_hooks):
+// the worker's kernel-thread-local state follows its user thread.
+void worker_switched_in(void* self) noexcept {
+    auto* w = static_cast<worker*>(self);
+    tls_worker = w;
+    (void)exchange_request_scope(w->saved_scope);
+    // Running again: no longer blocked (relaxed load: only we set it).
+    if (w->blocked.load(std::memory_order_relaxed)) w->blocked.store(false, std::memory_order_seq_cst);
+}
+void worker_switched_out(void* self) noexcept {
+    auto* w = static_cast<worker*>(self);
+    tls_worker = nullptr;
+    w->saved_scope = exchange_request_scope(nullptr);
+}
+void worker_about_to_park(void* self) noexcept {
+    auto* w = static_cast<worker*>(self);
+    if (w->in_batch()) w->block_in_behaviour();
+}
+const user_thread_hooks user_worker_hooks{&worker_switched_in, &worker_switched_out, &worker_about_to_park};
 }  // namespace
 
 void worker::maybe_wake_helper() noexcept {

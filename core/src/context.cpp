@@ -104,6 +104,15 @@ bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
 
 void set_block_hook(block_hook_fn fn, void* arg) noexcept { tls_block_hook = {fn, arg}; }
 
+void set_user_thread_hooks(const user_thread_hooks* hooks, void* arg) noexcept {
+    fiber* f = static_cast<fiber*>(tls_running);
+    if (!f) return;
+    if (f->hooks && f->hooks->switched_out) f->hooks->switched_out(f->hooks_arg);
+    f->hooks = hooks;
+    f->hooks_arg = arg;
+    if (hooks && hooks->switched_in) hooks->switched_in(arg);
+}
+
 // Both are noinline: a fiber may resume on another kernel thread, and the
 // compiler must not reuse a thread-local address computed before a switch.
 [[gnu::noinline]] context& current_os_context() noexcept { return tls_os_context; }
@@ -172,6 +181,11 @@ void processor::run_fiber(fiber* f) noexcept {
     for (;;) {
         current = f;
         f->last = this;
+        // A runtime's hooks (the actor executor's user-thread workers keep
+        // their kernel-thread-local state with them), called on the
+        // scheduler's stack, outside the sanitizers' switch annotations.
+        if (const user_thread_hooks* h = f->hooks) [[unlikely]]
+            h->switched_in(f->hooks_arg);
 #if defined(TROUPE_ASAN)
         __sanitizer_start_switch_fiber(&sched_fake_stack, f->stack_low, f->stack_usable);
 #endif
@@ -204,6 +218,9 @@ void processor::run_fiber(fiber* f) noexcept {
 #if defined(TROUPE_ASAN)
         __sanitizer_finish_switch_fiber(sched_fake_stack, nullptr, nullptr);
 #endif
+        // The fiber may have changed its hooks while it ran (it alone sets them).
+        if (const user_thread_hooks* h = f->hooks) [[unlikely]]
+            h->switched_out(f->hooks_arg);
         f->fctx = t.fctx;
         current = nullptr;
 #if defined(TROUPE_STATISTICS)
@@ -260,7 +277,10 @@ void park() noexcept {
     if (self.state_.compare_exchange_strong(expected, context::running, std::memory_order_acquire))
         return;
     if (self.is_user_thread()) {
-        detail::processor::switch_out(static_cast<detail::fiber*>(&self), detail::post_action::park);
+        auto* f = static_cast<detail::fiber*>(&self);
+        if (const detail::user_thread_hooks* h = f->hooks; h && h->about_to_park) [[unlikely]]
+            h->about_to_park(f->hooks_arg);
+        detail::processor::switch_out(f, detail::post_action::park);
         // Resumed: the unparker set us back to running (acquire: see what
         // it wrote; an acquire load, not a fence, which TSan does not model).
         (void)self.state_.load(std::memory_order_acquire);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/timer.hpp"
 
 namespace troupe::detail {
 
@@ -83,6 +84,15 @@ void idle_group::announce_idle(member& m) noexcept {
 
 bool idle_group::sleep(member& m) noexcept {
     m.owes_ = false;  // the re-check found nothing: the duty is discharged
+    if (m.ctx_) {
+        // A user-thread member: exactly one unpark comes, from the waker
+        // whose CAS took the word off asleep (wake()); a wake that came
+        // before this park is banked in the permit. park() never returns
+        // spuriously, so the word is no longer asleep afterwards.
+        park();
+        m.slept_ = true;
+        return true;
+    }
     // Only a waker changes asleep; a spurious futex return sleeps again.
     while (m.word_.load(std::memory_order_seq_cst) == asleep_) futex_wait(m.word_, asleep_);
     return true;
@@ -93,10 +103,45 @@ bool idle_group::sleep_until(member& m, std::chrono::steady_clock::time_point de
     m.owes_ = false;  // as in sleep()
     const bool watching = kind == sleep_kind::watching;
     if (watching) watchers_.fetch_add(1, std::memory_order_seq_cst);
+    if (m.ctx_) {
+        const bool woken = park_context_until(m, deadline);
+        if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
+        return woken;
+    }
     while (m.word_.load(std::memory_order_seq_cst) == asleep_ && std::chrono::steady_clock::now() < deadline)
         futex_wait_until(m.word_, asleep_, deadline);
     if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
     return m.word_.load(std::memory_order_seq_cst) != asleep_;
+}
+
+// A user-thread member's timed sleep: the timer is one more waker (its
+// callback is wake(m, plain)), so exactly one unpark still comes, from
+// whichever CAS takes the word off asleep first.
+bool idle_group::park_context_until(member& m, std::chrono::steady_clock::time_point deadline) noexcept {
+    struct timed_wake {
+        idle_group* group;
+        member* who;
+        bool timer_won = false;  // written by the callback, read after timer_cancel
+    } w{this, &m};
+    timer_node t;
+    t.deadline = deadline;
+    t.arg = &w;
+    t.fire = [](timer_node& n) noexcept {
+        auto* tw = static_cast<timed_wake*>(n.arg);
+        // The flag first: once wake() unparks the member, it may cancel the
+        // timer (which waits for this callback to return) and read it.
+        tw->timer_won = true;
+        if (!tw->group->wake(*tw->who, wake_as::plain)) tw->timer_won = false;
+    };
+    try {
+        timer_arm(t);
+    } catch (...) {
+        return false;  // no timer (allocation failure): report a timeout at once
+    }
+    park();  // the one unpark: a waker's or the timer's
+    m.slept_ = true;
+    timer_cancel(t);  // waits out a running callback: timer_won is final
+    return !w.timer_won;
 }
 
 bool idle_group::withdraw(member& m) noexcept {
@@ -104,6 +149,14 @@ bool idle_group::withdraw(member& m) noexcept {
     // waker writes woken_spinning, and only over asleep).
     const std::uint32_t was = m.word_.exchange(awake_, std::memory_order_seq_cst);
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    if (m.ctx_) {
+        // A user-thread member that did not sleep but was woken (its waker
+        // won the CAS before our exchange) still gets that waker's one
+        // unpark: take it now, so no stray permit outlives the
+        // announcement (the next park of this thread waits for its own).
+        if (!m.slept_ && was != asleep_) park();
+        m.slept_ = false;
+    }
     if (was == woken_spinning_) {
         m.counted_ = true;  // the waker's count is ours now (it carries any owed duty)
         m.owes_ = false;
@@ -122,8 +175,13 @@ bool idle_group::wake(member& m, wake_as how) noexcept {
     // count at any time, and it must never go below the truth.
     if (spinner) spinners_.fetch_add(1, std::memory_order_seq_cst);
     std::uint32_t expected = asleep_;
+    context* const ctx = m.ctx_;  // fixed before the member first announced itself
     if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_, std::memory_order_seq_cst)) {
-        futex_wake(m.word_);
+        // Our CAS made us the member's one waker (see sleep and withdraw).
+        if (ctx)
+            unpark(*ctx);
+        else
+            futex_wake(m.word_);
         return true;
     }
     // Someone else woke it (or it withdrew). Our transient count may have

@@ -13,6 +13,7 @@
 
 #include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/spinlock.hpp"
 #include "troupe/detail/fast_rng.hpp"
@@ -81,6 +82,10 @@ struct fiber : context {
     // Per-thread runtime state swapped in and out by run_fiber.
     eh_state eh;
     int saved_errno = 0;
+    // A runtime's hooks on this thread (troupe/detail/block_hook.hpp), or
+    // nullptr; set only by the thread itself.
+    const user_thread_hooks* hooks = nullptr;
+    void* hooks_arg = nullptr;
 };
 
 inline context* const done_marker = reinterpret_cast<context*>(std::uintptr_t{1});

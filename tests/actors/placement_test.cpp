@@ -34,7 +34,10 @@ struct member : troupe::actor {
     long id = 0, rounds = 0, recs = 0, sends = 0, out_of_order = 0;
     long next_seq[Set] = {};
     long last_seq[Set + 1];
-    std::vector<std::thread::id> ran_on;  // distinct worker threads, in order of first use
+    // Distinct workers, in order of first use: the running context is the
+    // worker's kernel thread, or its user thread with user-thread workers
+    // (which may migrate between kernel threads).
+    std::vector<const troupe::context*> ran_on;
     long work = 0;                        // busy-loop iterations per receive
 
     member() { std::fill(std::begin(last_seq), std::end(last_seq), -1); }
@@ -42,7 +45,7 @@ struct member : troupe::actor {
     troupe::allocation receive(seq_msg& m) {
         if (m.seq != last_seq[m.from] + 1) ++out_of_order;
         last_seq[m.from] = m.seq;
-        const auto me = std::this_thread::get_id();
+        const troupe::context* me = &troupe::this_context();
         if (std::find(ran_on.begin(), ran_on.end(), me) == ran_on.end()) ran_on.push_back(me);
         volatile long spin = 0;
         for (long i = 0; i < work; ++i) spin = spin + i;
@@ -103,12 +106,12 @@ TEST_CASE("grouped placement: a run of consecutive creations shares a worker, th
         if constexpr (troupe::actor_statistics::built_in) CHECK(stats.cross_worker_sends == 0);
         // Run r goes to worker r mod w: one thread per class, distinct classes
         // on distinct threads.
-        std::vector<std::thread::id> worker_of(w);
+        std::vector<const troupe::context*> worker_of(w);
         for (long i = 0; i < count; ++i) {
             CAPTURE(i);
             REQUIRE(a[i].ran_on.size() == 1);
-            std::thread::id& expect = worker_of[static_cast<std::size_t>((i / run) % static_cast<long>(w))];
-            if (expect == std::thread::id{}) expect = a[i].ran_on[0];
+            const troupe::context*& expect = worker_of[static_cast<std::size_t>((i / run) % static_cast<long>(w))];
+            if (expect == nullptr) expect = a[i].ran_on[0];
             CHECK(a[i].ran_on[0] == expect);
         }
         for (std::size_t x = 0; x < w; ++x)
@@ -150,7 +153,7 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
         cfg.placement = troupe::external_placement::grouped;
         const long count = 2 * static_cast<long>(cfg.placement_run);
         auto a = run_groups(cfg, count, scaled(10L), 200);
-        std::vector<std::thread::id> all;
+        std::vector<const troupe::context*> all;
         for (long i = 0; i < count; ++i)
             for (auto id : a[i].ran_on)
                 if (std::find(all.begin(), all.end(), id) == all.end()) all.push_back(id);

@@ -81,6 +81,16 @@ inline constexpr std::chrono::milliseconds stop_report_period{10000};
 /// (only when nobody is already looking for work), in microseconds.
 inline constexpr unsigned helper_wake_interval_us = 200;
 
+/// User-thread workers (executor_config::threads = user): empty passes an
+/// idle worker makes, yielding its processor to other workers between
+/// passes, before it parks (troupe park: its processor runs other threads
+/// or goes idle itself).
+inline constexpr unsigned user_idle_passes_before_park = 64;
+
+/// User-thread workers: usable stack bytes of each worker (behaviours run
+/// on it; mapped lazily, so unused pages cost nothing).
+inline constexpr std::size_t user_worker_stack = std::size_t{1} << 20;
+
 }  // namespace troupe::defaults::actors
 
 namespace troupe {

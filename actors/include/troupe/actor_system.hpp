@@ -13,7 +13,10 @@
 ///     ...
 ///     troupe::stop_actor_system();
 ///
-/// Workers are OS kernel threads, each with its own range of mailboxes.
+/// Workers are OS kernel threads, each with its own range of mailboxes
+/// (experimental: troupe user threads on a cluster of the system's own,
+/// executor_config::threads; then a behaviour that blocks on a troupe
+/// primitive parks its worker and the processor runs another one).
 /// Idle workers spin briefly, try to steal mailboxes, then park on a futex:
 /// an idle system uses no CPU. Several systems may exist at once and be
 /// started and stopped repeatedly; the first running one (or the one from
@@ -112,7 +115,8 @@ public:
 
     /// Whether stop() or stop_for() has completed.
     bool stopped() const noexcept;
-    /// Number of worker kernel threads.
+    /// Number of workers (kernel threads, or user threads with
+    /// executor_config::threads = user).
     std::size_t workers() const noexcept;
     /// Number of mailboxes.
     std::size_t mailboxes() const noexcept;

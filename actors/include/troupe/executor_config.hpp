@@ -49,6 +49,25 @@ enum class external_placement : std::uint8_t {
 /// "grouped" or "spread" (a static string). Never blocks or throws.
 const char* to_string(external_placement p) noexcept;
 
+/// What runs a worker's loop (experimental; docs/scheduler.md, "Actor
+/// workers as user threads").
+enum class worker_threads : std::uint8_t {
+    /// `kernel`, unless the environment variable TROUPE_ACTOR_WORKERS is
+    /// `user_threads` (read once per process): then `user`. The default.
+    from_environment,
+    /// Each worker is a kernel thread (std::thread); a behaviour that blocks
+    /// holds it (the established mode).
+    kernel,
+    /// Each worker is a troupe user thread on a cluster of its own
+    /// (`executor_config::processors` kernel threads): an idle worker parks
+    /// with troupe's park/unpark, and a behaviour that blocks on a troupe
+    /// primitive parks its worker, so the processor runs another worker.
+    user,
+};
+
+/// "from_environment", "kernel" or "user" (a static string). Nothrow.
+const char* to_string(worker_threads w) noexcept;
+
 struct executor_config {
     /// Worker kernel threads; 0 means one per hardware thread this process
     /// may run on.
@@ -82,6 +101,16 @@ struct executor_config {
     /// An hwloc synthetic description ("pack:2 numa:2 core:4 pu:2") used for
     /// locality grouping instead of this machine (tests; implies no pinning).
     std::string synthetic_topology;
+    /// Experimental: kernel-thread or user-thread workers (see
+    /// worker_threads). The default reads TROUPE_ACTOR_WORKERS once.
+    worker_threads threads = worker_threads::from_environment;
+    /// User-thread workers only: the kernel threads (processors) of the
+    /// executor's cluster; 0 means ceil(workers / k), where k is 1, or the
+    /// K of TROUPE_ACTOR_WORKERS=user_threads:K. More workers than
+    /// processors let a processor run another worker while one is blocked
+    /// in a behaviour. With `workers` = 0 as well: available_concurrency()
+    /// processors and k workers per processor.
+    std::size_t processors = 0;
     /// A name used in reports and statistics.
     std::string name;
     /// Called when an exception escapes a behaviour and no requester takes

@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "troupe/context.hpp"
+
 namespace troupe::detail {
 
 class idle_group {
@@ -54,6 +56,10 @@ public:
         // spun since: if its re-check finds work, it passes the duty on.
         bool owes_ = false;
         std::size_t index_ = 0;
+        // A member that is a user thread sleeps by parking it (bind_context);
+        // nullptr: a kernel thread sleeping on word_'s futex.
+        context* ctx_ = nullptr;
+        bool slept_ = false;  // a user-thread member parked since it announced
     };
 
     /// What a spinner count promises. `finds_work`: spinners carry the duty
@@ -82,6 +88,14 @@ public:
     /// Removes the last member (it stays counted until it withdraws). Nothrow.
     void remove_last_member() noexcept;
     std::size_t size() const noexcept { return size_.load(std::memory_order_acquire); }
+
+    /// Makes `m` a user-thread member: sleep() parks `c` (troupe's
+    /// park/unpark, so its processor runs other threads) instead of
+    /// blocking the kernel thread on a futex, and a waker unparks it. Call
+    /// before `m` first announces itself; `c` must be the context that then
+    /// calls the member's operations (sleep_until then parks it with a timer as
+    /// one more waker). Nothrow.
+    static void bind_context(member& m, context& c) noexcept { m.ctx_ = &c; }
 
     // ------------------------------------------------------------ the member's side
     /// Counts `m` as a spinner (no-op if it already is, e.g. woken as one).
@@ -159,6 +173,7 @@ private:
     void drop_spinner(member& m) noexcept;
     void apply_rule(bool watched_suffices) noexcept;
     bool wake_from(std::size_t first, std::size_t count, wake_as how) noexcept;
+    bool park_context_until(member& m, std::chrono::steady_clock::time_point deadline) noexcept;
 
     const spinner_duty duty_;
     const std::size_t capacity_;
