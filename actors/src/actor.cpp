@@ -273,7 +273,9 @@ request_scope::request_scope(const void* request) noexcept : request_(request), 
 
 request_scope::~request_scope() { tls_request_scope = outer_; }
 
-request_scope* exchange_request_scope(request_scope* s) noexcept { return std::exchange(tls_request_scope, s); }
+request_scope* exchange_request_scope(request_scope* s) noexcept {
+    return std::exchange(tls_request_scope, s);
+}
 
 bool take_reply_duty(const void* request) noexcept {
     for (request_scope* s = tls_request_scope; s; s = s->outer_) {

@@ -94,7 +94,10 @@ std::string demangle(const char* mangled) {
 }  // namespace
 
 executor::executor(const executor_config& c, actor_system* o)
-    : cfg(resolve(c, o)), owner(o), mailbox_count(cfg.mailboxes), user_threads(cfg.threads == worker_threads::user),
+    : cfg(resolve(c, o)),
+      owner(o),
+      mailbox_count(cfg.mailboxes),
+      user_threads(cfg.threads == worker_threads::user),
       idle_(cfg.workers, idle_group::spinner_duty::hint) {
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
@@ -221,12 +224,14 @@ void wake_owner(mailbox& mb) noexcept {
     // block_in_behaviour (blocked store, then its sleepers load) with our
     // caller's sleepers load (under mb's lock) and this load; see
     // worker::park_idle.
-    if (ex.stealing && ex.workers[o]->blocked.load(std::memory_order_seq_cst)) ex.wake_one_parked(o);
+    if (ex.stealing && ex.workers[o]->blocked.load(std::memory_order_seq_cst))
+        ex.wake_one_parked(o);
 }
 
 void executor::wake_for_external_send(mailbox& mb) noexcept {
     const std::size_t o = mb.owner.load(std::memory_order_acquire);
-    if (!wake(o) && user_threads && stealing && workers[o]->blocked.load(std::memory_order_seq_cst)) {
+    if (!wake(o) && user_threads && stealing &&
+        workers[o]->blocked.load(std::memory_order_seq_cst)) {
         wake_one_parked(o);  // as in wake_owner: the owner is blocked in a behaviour
         return;
     }

@@ -10,11 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "troupe/config.hpp"
 #include "troupe/actor.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
 #include "troupe/cluster.hpp"
+#include "troupe/config.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
@@ -193,7 +193,7 @@ private:
     void deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n);
 
     idle_group::member idle_;
-    std::thread thread_;        // kernel-thread workers
+    std::thread thread_;          // kernel-thread workers
     troupe::thread user_thread_;  // user-thread workers
     copy_queue* local_;  // the empty queue a gulp swaps in; drained by process()
     // The mailbox whose batch process() is running, else nullptr.

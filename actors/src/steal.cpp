@@ -52,7 +52,8 @@ bool worker::steal_from(std::size_t v) noexcept {
     // A user-thread worker blocked in a behaviour runs none of its mailboxes
     // until it resumes (relaxed: a hint; park_idle's re-check is the
     // guarantee).
-    bool worth_it = waiting >= 2 || (exec.user_threads && victim.blocked.load(std::memory_order_relaxed));
+    bool worth_it =
+        waiting >= 2 || (exec.user_threads && victim.blocked.load(std::memory_order_relaxed));
     if (cand && !worth_it) {
         // relaxed: a hint; 0 means the victim is between batches.
         const std::uint64_t began = victim.batch_began.load(std::memory_order_relaxed);

@@ -169,8 +169,8 @@ void worker::loop() {
     unsigned steal_gap = defaults::actors::steal_every_passes, next_steal = steal_gap;
     idle_group& g = exec.idle_;
     const bool user = exec.user_threads;
-    const unsigned passes_before_park =
-        user ? defaults::actors::user_idle_passes_before_park : defaults::actors::idle_passes_before_park;
+    const unsigned passes_before_park = user ? defaults::actors::user_idle_passes_before_park
+                                             : defaults::actors::idle_passes_before_park;
     for (;;) {
         unsigned busy = 0;
         for (std::size_t s = slot_begin; s < slot_end; ++s) {
@@ -231,10 +231,8 @@ void worker::loop() {
         }
         // A user-thread worker lets the other workers of its processor run
         // (it returns at once if none is ready).
-        if (user)
-            troupe::this_thread::yield();
-        else
-            cpu_relax();
+        if (user) troupe::this_thread::yield();
+        else cpu_relax();
     }
     g.stop_spinning(idle_);
 }
@@ -385,7 +383,8 @@ std::size_t worker::blocked_victim_with_work() noexcept {
             mailbox* mb = exec.slots[s].load(std::memory_order_seq_cst);
             if (!mb) continue;  // mid-swap by a thief, who is awake
             mb->lock.lock();
-            const bool work = !mb->queue->empty() && !mb->being_processed.load(std::memory_order_relaxed);
+            const bool work =
+                !mb->queue->empty() && !mb->being_processed.load(std::memory_order_relaxed);
             mb->lock.unlock();
             if (work) return w->index;
         }
@@ -452,7 +451,8 @@ void worker_switched_in(void* self) noexcept {
     tls_worker = w;
     (void)exchange_request_scope(w->saved_scope);
     // Running again: no longer blocked (relaxed load: only we set it).
-    if (w->blocked.load(std::memory_order_relaxed)) w->blocked.store(false, std::memory_order_seq_cst);
+    if (w->blocked.load(std::memory_order_relaxed))
+        w->blocked.store(false, std::memory_order_seq_cst);
 }
 void worker_switched_out(void* self) noexcept {
     auto* w = static_cast<worker*>(self);
@@ -463,7 +463,8 @@ void worker_about_to_park(void* self) noexcept {
     auto* w = static_cast<worker*>(self);
     if (w->in_batch()) w->block_in_behaviour();
 }
-const user_thread_hooks user_worker_hooks{&worker_switched_in, &worker_switched_out, &worker_about_to_park};
+const user_thread_hooks user_worker_hooks{&worker_switched_in, &worker_switched_out,
+                                          &worker_about_to_park};
 }  // namespace
 
 void worker::maybe_wake_helper() noexcept {

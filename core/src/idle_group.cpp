@@ -117,7 +117,8 @@ bool idle_group::sleep_until(member& m, std::chrono::steady_clock::time_point de
 // A user-thread member's timed sleep: the timer is one more waker (its
 // callback is wake(m, plain)), so exactly one unpark still comes, from
 // whichever CAS takes the word off asleep first.
-bool idle_group::park_context_until(member& m, std::chrono::steady_clock::time_point deadline) noexcept {
+bool idle_group::park_context_until(member& m,
+                                    std::chrono::steady_clock::time_point deadline) noexcept {
     struct timed_wake {
         idle_group* group;
         member* who;
@@ -178,10 +179,8 @@ bool idle_group::wake(member& m, wake_as how) noexcept {
     context* const ctx = m.ctx_;  // fixed before the member first announced itself
     if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_, std::memory_order_seq_cst)) {
         // Our CAS made us the member's one waker (see sleep and withdraw).
-        if (ctx)
-            unpark(*ctx);
-        else
-            futex_wake(m.word_);
+        if (ctx) unpark(*ctx);
+        else futex_wake(m.word_);
         return true;
     }
     // Someone else woke it (or it withdrew). Our transient count may have

@@ -14,9 +14,9 @@
 #include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/block_hook.hpp"
+#include "troupe/detail/fast_rng.hpp"
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/spinlock.hpp"
-#include "troupe/detail/fast_rng.hpp"
 #include "troupe/thread.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -110,7 +110,8 @@ TEST_CASE("grouped placement: a run of consecutive creations shares a worker, th
         for (long i = 0; i < count; ++i) {
             CAPTURE(i);
             REQUIRE(a[i].ran_on.size() == 1);
-            const troupe::context*& expect = worker_of[static_cast<std::size_t>((i / run) % static_cast<long>(w))];
+            const troupe::context*& expect =
+                worker_of[static_cast<std::size_t>((i / run) % static_cast<long>(w))];
             if (expect == nullptr) expect = a[i].ran_on[0];
             CHECK(a[i].ran_on[0] == expect);
         }

@@ -85,7 +85,8 @@ struct filler : troupe::actor {};
 // arrived. `together`: every actor's mailbox is in worker 0's range (so the
 // other workers must steal them from a worker blocked in a behaviour);
 // otherwise each sits in a different worker's range.
-void blocked_waiters(std::size_t workers, std::size_t processors, troupe::victim_policy policy, bool together) {
+void blocked_waiters(std::size_t workers, std::size_t processors, troupe::victim_policy policy,
+                     bool together) {
     troupe::executor_config cfg = user_workers(workers, processors);
     cfg.victims = policy;
     cfg.placement = troupe::external_placement::spread;  // tickets 0, 1, 2, ... in order
@@ -138,7 +139,8 @@ void blocked_waiters(std::size_t workers, std::size_t processors, troupe::victim
     // lock waiters still block on the lock we hold.
     CHECK(troupe::ask(*rel, r).get() == channel_waiters);
     for (std::size_t i = 0; i < waiters.size(); ++i)
-        if (waiters[i]->what != wait_on::lock) CHECK(answers[i]->get() == (waiters[i]->what == wait_on::future ? 42 : 43));
+        if (waiters[i]->what != wait_on::lock)
+            CHECK(answers[i]->get() == (waiters[i]->what == wait_on::future ? 42 : 43));
     CHECK(s.lock_holders.load() == 0);
     s.lock.unlock();
     for (std::size_t i = 0; i < waiters.size(); ++i)
@@ -151,8 +153,11 @@ void blocked_waiters(std::size_t workers, std::size_t processors, troupe::victim
 
 }  // namespace
 
-TEST_CASE("user-thread workers: behaviours blocked on a future, a lock and a channel leave the processor to others") {
-    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest, troupe::victim_policy::locality}) {
+TEST_CASE(
+    "user-thread workers: behaviours blocked on a future, a lock and a channel leave the processor "
+    "to others") {
+    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,
+                        troupe::victim_policy::locality}) {
         // Fewer processors than behaviours blocked at once.
         const std::pair<std::size_t, std::size_t> shapes[] = {{2, 1}, {3, 1}, {4, 1}, {4, 2}};
         for (auto [workers, processors] : shapes) {
@@ -161,10 +166,12 @@ TEST_CASE("user-thread workers: behaviours blocked on a future, a lock and a cha
                 CAPTURE(workers);
                 CAPTURE(processors);
                 CAPTURE(together);
-                troupe_test::watchdog wd{"user-thread workers, " + std::string{troupe::to_string(policy)} + ", " +
-                                         std::to_string(workers) + " workers on " + std::to_string(processors) +
-                                         " processor(s)" + (together ? ", together" : "")};
-                for (int round = 0; round < 3; ++round) blocked_waiters(workers, processors, policy, together);
+                troupe_test::watchdog wd{
+                    "user-thread workers, " + std::string{troupe::to_string(policy)} + ", " +
+                    std::to_string(workers) + " workers on " + std::to_string(processors) +
+                    " processor(s)" + (together ? ", together" : "")};
+                for (int round = 0; round < 3; ++round)
+                    blocked_waiters(workers, processors, policy, together);
             }
         }
     }
@@ -191,7 +198,8 @@ struct chain_link : troupe::actor {
 TEST_CASE("user-thread workers: a chain of behaviours each waiting for the next one's reply") {
     for (std::size_t workers : {2u, 4u}) {
         CAPTURE(workers);
-        troupe_test::watchdog wd{"ask chain at " + std::to_string(workers) + " user-thread workers"};
+        troupe_test::watchdog wd{"ask chain at " + std::to_string(workers) +
+                                 " user-thread workers"};
         troupe::actor_system sys{user_workers(workers, 1)};
         // workers blocked-and-free alternating: a chain as long as the
         // workers, so all but one worker end up blocked in a behaviour.
