@@ -58,8 +58,8 @@ static void server_with_shutdown() {
         request r{};
         for (bool running = true; running;) {
             waituntil(on(shutdown, [&] { running = false; })  // first: shutdown has priority
-                      | on(requests.remove_into(r), [&] { total += r.amount, ++served; })
-                      | on(troupe::timeout(20ms), [&] { ++housekeeping; }));
+                      | on(requests.remove_into(r), [&] { total += r.amount, ++served; }) |
+                      on(troupe::timeout(20ms), [&] { ++housekeeping; }));
         }
         // Shutdown: serve what was already queued, then stop.
         while (requests.try_remove(r) == troupe::channel_status::success)
@@ -119,8 +119,8 @@ static void server_with_shutdown() {
     troupe::thread server{[&] {
         for (bool running = true; running;) {
             waituntil(on(shutdown, [&] { running = false; })  // first: shutdown has priority
-                      | on(requests, [&] { ++served; })
-                      | on(troupe::timeout(20ms), [&] { ++housekeeping; }));
+                      | on(requests, [&] { ++served; }) |
+                      on(troupe::timeout(20ms), [&] { ++housekeeping; }));
         }
         while (requests.try_acquire()) ++served;
     }};

@@ -19,9 +19,9 @@ int main() {
     // ---- the pipeline ---------------------------------------------------
     troupe::channel<int> jobs{4, "jobs"}, results{4, "results"};
     troupe::thread source{pool, [&] {
-        for (int i = 1; i <= 20; ++i) jobs << i;
-        jobs.close();  // "no more work": consumers finish what is buffered
-    }};
+                              for (int i = 1; i <= 20; ++i) jobs << i;
+                              jobs.close();  // "no more work": consumers finish what is buffered
+                          }};
     std::atomic<int> workers_left{2};
     auto worker = [&](int id) {
         int done = 0;
@@ -55,12 +55,12 @@ int main() {
     troupe::channel<std::string> mailbox{1, "mailbox"};
     mailbox << std::string("first");
     troupe::thread late{pool, [&] {
-        try {
-            mailbox << std::string("second");  // full: blocks until close
-        } catch (troupe::channel_closed_with<std::string>& e) {
-            troupe::sout.println("producer got back \"", e.value(), "\"");
-        }
-    }};
+                            try {
+                                mailbox << std::string("second");  // full: blocks until close
+                            } catch (troupe::channel_closed_with<std::string>& e) {
+                                troupe::sout.println("producer got back \"", e.value(), "\"");
+                            }
+                        }};
     while (mailbox.waiting_producers() == 0) troupe::this_thread::yield();
     mailbox.close();
     late.join();

@@ -14,14 +14,15 @@ int main() {
     troupe::blocking_lock l{"state"};
     troupe::condition_variable changed;
     bool ready = false;
-    troupe::thread setter{pool, [&] {
-        troupe::this_thread::sleep_for(5ms);  // parks; the processor runs others
-        {
-            std::lock_guard g{l};
-            ready = true;
-        }
-        changed.notify_all();
-    }};
+    troupe::thread setter{
+        pool, [&] {
+            troupe::this_thread::sleep_for(5ms);  // parks; the processor runs others
+            {
+                std::lock_guard g{l};
+                ready = true;
+            }
+            changed.notify_all();
+        }};
     {
         std::lock_guard g{l};
         const bool first = changed.wait_for(l, 1ms, [&] { return ready; });

@@ -30,8 +30,9 @@ int main() {
             });
         next[0]->release();
     }
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                        std::chrono::steady_clock::now() - t0).count();
+    const auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
     troupe::sout.println(passes, " passes around ", n, " threads; thread ", last.get(),
                          " made the last one (", us / 1000, " ms)");
 }

@@ -28,7 +28,8 @@ bool unwritten_scope(std::string_view c) noexcept {
     if (c == "{anonymous}" || c == "(anonymous namespace)") return true;
     if (c.starts_with("<lambda")) return true;
     if (c.back() == ')') return true;
-    if (c.ends_with(") const") || c.ends_with(") volatile") || c.ends_with(") const volatile")) return true;
+    if (c.ends_with(") const") || c.ends_with(") volatile") || c.ends_with(") const volatile"))
+        return true;
     return false;
 }
 
@@ -45,7 +46,7 @@ std::size_t component_begin(const std::string& s, std::size_t end) noexcept {
             if (depth == 0) return i;  // an enclosing argument list starts here
             --depth;
         } else if (depth == 0) {
-            if (c == ',' ) return i;
+            if (c == ',') return i;
             if (c == ' ' && !(i >= 2 && s[i - 2] == ')')) return i;  // "f() const" keeps its space
             if (c == ':' && i >= 2 && s[i - 2] == ':') return i;
         }
@@ -98,7 +99,7 @@ std::string class_of_constructor(std::string_view fn) {
         }
     }
     if (open == std::string_view::npos) return std::string{fn};
-    const std::string head{fn.substr(0, open)};  // "f()::lonely::lonely"
+    const std::string head{fn.substr(0, open)};                // "f()::lonely::lonely"
     const std::size_t b = component_begin(head, head.size());  // the constructor's own name
     if (b < 2 || head[b - 1] != ':' || head[b - 2] != ':') return user_type_name(fn);
     std::string cls = head.substr(0, b - 2);
@@ -118,7 +119,8 @@ void attach(actor& a, actor_system* sys, const std::source_location& where) {
     // acquire: pairs with the release in stop(); a stopped system takes no actors.
     if (!ex || !ex->accepting.load(std::memory_order_acquire)) [[unlikely]] {
         worker_access::mark_unattached(a);
-        const std::string who = describe("actor", class_of_constructor(where.function_name()).c_str(), &a);
+        const std::string who =
+            describe("actor", class_of_constructor(where.function_name()).c_str(), &a);
         if constexpr (checked_build) {
             report_misuse(who + ": created with no running actor system (start one first)");
             return;
@@ -150,10 +152,12 @@ void detach(actor& a) noexcept {
     mb.lock.unlock();
     worker_access::mark_ended(a);
     if constexpr (checked_build) {
-        if (!ex.abandoned.load(std::memory_order_relaxed) && !ex.stopped.load(std::memory_order_relaxed))
-            report_misuse(describe("actor", nullptr, &a) +
-                          ": destroyed before it finished (no behaviour returned Delete/Destroy/Finished); "
-                          "messages still queued for it would dangle");
+        if (!ex.abandoned.load(std::memory_order_relaxed) &&
+            !ex.stopped.load(std::memory_order_relaxed))
+            report_misuse(
+                describe("actor", nullptr, &a) +
+                ": destroyed before it finished (no behaviour returned Delete/Destroy/Finished); "
+                "messages still queued for it would dangle");
     }
     ex.ext_terminated.fetch_add(1, std::memory_order_seq_cst);
     ex.notify_if_done();
@@ -172,10 +176,8 @@ void worker_access::link_settled(actor& a) noexcept {
 void worker_access::unlink_settled(actor& a) noexcept {
     if (!registered(a)) return;
     mailbox& mb = *box(a);
-    if (a.reg_prev_)
-        a.reg_prev_->reg_next_ = a.reg_next_;
-    else
-        mb.settled = a.reg_next_;
+    if (a.reg_prev_) a.reg_prev_->reg_next_ = a.reg_next_;
+    else mb.settled = a.reg_next_;
     if (a.reg_next_) a.reg_next_->reg_prev_ = a.reg_prev_;
     a.reg_prev_ = a.reg_next_ = nullptr;
     set_flags(a, actor::registered_bit, 0);
@@ -232,7 +234,8 @@ envelope* allocate_envelopes(std::uint32_t n) noexcept {
 }
 }  // namespace
 
-copy_queue::copy_queue(std::uint32_t capacity) : buf_(allocate_envelopes(capacity)), capacity_(capacity) {
+copy_queue::copy_queue(std::uint32_t capacity)
+    : buf_(allocate_envelopes(capacity)), capacity_(capacity) {
     if (!buf_) throw std::bad_alloc{};
 }
 
@@ -267,7 +270,8 @@ namespace {
 thread_local request_scope* tls_request_scope = nullptr;
 }  // namespace
 
-request_scope::request_scope(const void* request) noexcept : request_(request), outer_(tls_request_scope) {
+request_scope::request_scope(const void* request) noexcept
+    : request_(request), outer_(tls_request_scope) {
     tls_request_scope = this;
 }
 
@@ -305,26 +309,27 @@ std::string demangled(const char* mangled) {
 
 allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
     try {
-        behaviour_exception info{a, user_type_name(names.actor), user_type_name(names.message), {}, {},
-                                 std::current_exception()};
+        behaviour_exception info{a,  user_type_name(names.actor), user_type_name(names.message), {},
+                                 {}, std::current_exception()};
         if (const std::type_info* t = abi::__cxa_current_exception_type())
             info.exception_type = user_type_name(demangled(t->name()));
         try {
             throw;
         } catch (const std::exception& x) {
             info.what = x.what();
-        } catch (...) {
-        }
+        } catch (...) {}
         const executor_config& cfg = worker_access::box(a)->exec->cfg;
         if (cfg.on_behaviour_exception) return cfg.on_behaviour_exception(info);
         return default_behaviour_exception_handler(info);
     } catch (...) {
         // A throwing handler (or no memory for the report): nothing sane
         // is left to do with the actor.
-        std::fprintf(stderr, "troupe: the behaviour-exception handler threw (or ran out of memory) while handling "
-                             "an exception from actor '%.*s', message '%.*s'\n",
-                     static_cast<int>(names.actor.size()), names.actor.data(), static_cast<int>(names.message.size()),
-                     names.message.data());
+        std::fprintf(
+            stderr,
+            "troupe: the behaviour-exception handler threw (or ran out of memory) while handling "
+            "an exception from actor '%.*s', message '%.*s'\n",
+            static_cast<int>(names.actor.size()), names.actor.data(),
+            static_cast<int>(names.message.size()), names.message.data());
         std::terminate();
     }
 }
@@ -333,10 +338,8 @@ allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
 void note_sent(actor& a) noexcept {
     worker* w = tls_worker;
     mailbox& mb = *worker_access::box(a);
-    if (w && &w->exec == mb.exec)
-        bump(w->stats.sent);
-    else
-        mb.exec->ext_sent.fetch_add(1, std::memory_order_relaxed);
+    if (w && &w->exec == mb.exec) bump(w->stats.sent);
+    else mb.exec->ext_sent.fetch_add(1, std::memory_order_relaxed);
 }
 #endif
 
@@ -347,9 +350,11 @@ namespace troupe {
 allocation default_behaviour_exception_handler(const behaviour_exception& e) noexcept {
     const std::string who = detail::describe("actor", e.actor_type.c_str(), &e.receiver);
     std::fprintf(stderr,
-                 "troupe: %s: receive of '%s' threw %s%s%s; the actor is terminated (as if it returned Finished; "
+                 "troupe: %s: receive of '%s' threw %s%s%s; the actor is terminated (as if it "
+                 "returned Finished; "
                  "set executor_config::on_behaviour_exception to change this)\n",
-                 who.c_str(), e.message_type.c_str(), e.exception_type.empty() ? "an exception" : e.exception_type.c_str(),
+                 who.c_str(), e.message_type.c_str(),
+                 e.exception_type.empty() ? "an exception" : e.exception_type.c_str(),
                  e.what.empty() ? "" : ": ", e.what.c_str());
     std::fflush(stderr);
     return Finished;
@@ -368,13 +373,15 @@ std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statisti
        << "  messages sent:          " << s.messages_sent << " (" << s.cross_worker_sends
        << " by behaviours to another worker's mailbox)\n"
        << "  messages received:      " << s.messages_received << '\n'
-       << "  gulps:                  " << s.gulps << " (average " << s.average_gulp() << " messages)\n"
+       << "  gulps:                  " << s.gulps << " (average " << s.average_gulp()
+       << " messages)\n"
        << "  missed gulps:           " << s.missed_gulps << '\n'
        << "  steal attempts:         " << s.steal_attempts << '\n'
-       << "  steal failures:         " << s.steal_no_candidate << " no candidate, " << s.steal_failed_swaps
-       << " failed swaps\n"
+       << "  steal failures:         " << s.steal_no_candidate << " no candidate, "
+       << s.steal_failed_swaps << " failed swaps\n"
        << "  steals:                 " << s.steals << '\n'
-       << "  messages stolen:        " << s.messages_stolen << " (average " << s.average_steal() << " per steal)\n"
+       << "  messages stolen:        " << s.messages_stolen << " (average " << s.average_steal()
+       << " per steal)\n"
        << "  idle parks:             " << s.parks << '\n';
     return os;
 #endif

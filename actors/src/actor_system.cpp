@@ -101,9 +101,11 @@ void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept
             return;
         }
         const double secs = std::chrono::duration<double>(waited).count();
-        std::fprintf(stderr, "troupe: %s: stop still waiting after %.1f s: %s\n",
-                     describe("actor system", ex.cfg.name.empty() ? nullptr : ex.cfg.name.c_str(), ex.owner).c_str(),
-                     secs, r.to_string().c_str());
+        std::fprintf(
+            stderr, "troupe: %s: stop still waiting after %.1f s: %s\n",
+            describe("actor system", ex.cfg.name.empty() ? nullptr : ex.cfg.name.c_str(), ex.owner)
+                .c_str(),
+            secs, r.to_string().c_str());
         std::fflush(stderr);
     } catch (const std::exception& x) {
         std::fprintf(stderr, "troupe: a stop report failed: %s\n", x.what());
@@ -145,13 +147,15 @@ stop_report actor_system::stop_for(std::chrono::nanoseconds limit) {
     return r;
 }
 
-bool actor_system::stopped() const noexcept { return impl_->stopped.load(std::memory_order_relaxed); }
+bool actor_system::stopped() const noexcept {
+    return impl_->stopped.load(std::memory_order_relaxed);
+}
 std::size_t actor_system::workers() const noexcept { return impl_->workers.size(); }
 std::size_t actor_system::mailboxes() const noexcept { return impl_->mailbox_count; }
-std::size_t actor_system::live_actors() const noexcept { return static_cast<std::size_t>(impl_->live()); }
-std::size_t actor_system::parked_workers() const noexcept {
-    return impl_->parked_workers();
+std::size_t actor_system::live_actors() const noexcept {
+    return static_cast<std::size_t>(impl_->live());
 }
+std::size_t actor_system::parked_workers() const noexcept { return impl_->parked_workers(); }
 actor_statistics actor_system::statistics() const { return impl_->statistics(); }
 const executor_config& actor_system::config() const noexcept { return impl_->cfg; }
 
@@ -161,7 +165,8 @@ void start_actor_system(const executor_config& config) {
     std::lock_guard g{g_started_mutex};
     if (g_started) {
         detail::report_misuse(detail::describe("actor system", "default", g_started) +
-                              ": start_actor_system called while it is running (call stop_actor_system first); ignored",
+                                  ": start_actor_system called while it is running (call "
+                                  "stop_actor_system first); ignored",
                               misuse_kind::repaired);
         return;
     }
@@ -180,7 +185,8 @@ actor_system* take_started() {
     g_started = nullptr;
     if (!s)
         detail::report_misuse(
-            "actor system: stop_actor_system called with no system started by start_actor_system; ignored",
+            "actor system: stop_actor_system called with no system started by start_actor_system; "
+            "ignored",
             misuse_kind::repaired);
     return s;
 }
@@ -212,7 +218,8 @@ std::string stop_report::to_string() const {
     }
     if (never_messaged) {
         s += std::string{sep} + std::to_string(never_messaged) + " not named (never sent a message";
-        s += busy_mailboxes ? ", or in one of " + std::to_string(busy_mailboxes) + " mailbox(es) being processed)"
+        s += busy_mailboxes ? ", or in one of " + std::to_string(busy_mailboxes) +
+                                  " mailbox(es) being processed)"
                             : ")";
     }
     if (!survivors.empty() || never_messaged)

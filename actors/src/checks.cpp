@@ -56,7 +56,9 @@ struct ended_record {
     std::array<shard, 64> shards;
     std::atomic<std::size_t> count{0};
 
-    shard& of(const void* p) { return shards[(reinterpret_cast<std::uintptr_t>(p) >> 4) % shards.size()]; }
+    shard& of(const void* p) {
+        return shards[(reinterpret_cast<std::uintptr_t>(p) >> 4) % shards.size()];
+    }
 };
 
 ended_record& record() {
@@ -111,14 +113,16 @@ bool lookup(const void* a, allocation& how) {
 bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
     allocation how;
     if (lookup(&a, how)) {
-        report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) + ": sent message " +
-                          q(user_type_name(names.message)) + " after it had " + ended_how(how) + "; dropped",
+        report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) +
+                          ": sent message " + q(user_type_name(names.message)) + " after it had " +
+                          ended_how(how) + "; dropped",
                       misuse_kind::lost_message);
         return false;
     }
     if (worker_access::unattached(a)) {
-        report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) + ": sent message " +
-                          q(user_type_name(names.message)) + " but it was created with no running actor system; dropped",
+        report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) +
+                          ": sent message " + q(user_type_name(names.message)) +
+                          " but it was created with no running actor system; dropped",
                       misuse_kind::lost_message);
         return false;
     }
@@ -130,9 +134,10 @@ bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
 bool check_delivery(const envelope& e) noexcept {
     allocation how;
     if (!lookup(e.receiver, how)) return true;
-    report_misuse(describe("actor", user_type_name(e.names->actor).c_str(), e.receiver) + ": message " +
-                      q(user_type_name(e.names->message)) + " (queued before it ended) delivered after it had " +
-                      ended_how(how) + "; dropped",
+    report_misuse(describe("actor", user_type_name(e.names->actor).c_str(), e.receiver) +
+                      ": message " + q(user_type_name(e.names->message)) +
+                      " (queued before it ended) delivered after it had " + ended_how(how) +
+                      "; dropped",
                   misuse_kind::lost_message);
     return false;
 }

@@ -72,9 +72,11 @@ executor_config resolve(executor_config c, const void* who) {
     if (c.mailboxes == 0) c.mailboxes = c.workers * c.queues_per_worker;
     if (c.mailboxes < c.workers) {
         if constexpr (checked_build)
-            report_misuse(describe("actor system", name_or(c, nullptr), who) + ": executor configured with " +
-                          std::to_string(c.mailboxes) + " mailbox(es) for " + std::to_string(c.workers) +
-                          " workers; every worker needs at least one (using " + std::to_string(c.workers) + ")",
+            report_misuse(describe("actor system", name_or(c, nullptr), who) +
+                              ": executor configured with " + std::to_string(c.mailboxes) +
+                              " mailbox(es) for " + std::to_string(c.workers) +
+                              " workers; every worker needs at least one (using " +
+                              std::to_string(c.workers) + ")",
                           misuse_kind::repaired);
         c.mailboxes = c.workers;
     }
@@ -112,7 +114,8 @@ executor::executor(const executor_config& c, actor_system* o)
     }
     if (!cfg.synthetic_topology.empty()) {
         machine = std::make_unique<topology>(cfg.synthetic_topology);  // throws if hwloc rejects it
-    } else if (cfg.pin || (stealing && cfg.victims == victim_policy::locality && !cfg.custom_victims)) {
+    } else if (cfg.pin ||
+               (stealing && cfg.victims == victim_policy::locality && !cfg.custom_victims)) {
         try {
             machine = std::make_unique<topology>();
         } catch (const std::exception&) {
@@ -164,7 +167,8 @@ std::size_t executor::ticket_external() noexcept {
     // relaxed: the counter only spreads creations; any mailbox is correct
     // (an actor keeps the one it gets for life, so FIFO holds wherever it is).
     const std::uint64_t t = ext_ticket.fetch_add(1, std::memory_order_relaxed);
-    if (cfg.placement == external_placement::spread) return static_cast<std::size_t>(t % mailbox_count);
+    if (cfg.placement == external_placement::spread)
+        return static_cast<std::size_t>(t % mailbox_count);
     const worker& w = *workers[static_cast<std::size_t>((t / cfg.placement_run) % workers.size())];
     const std::size_t s = w.slot_begin + static_cast<std::size_t>(t % (w.slot_end - w.slot_begin));
     // The mailbox the worker scans in that position now (stealing permutes
@@ -205,7 +209,8 @@ bool executor::wake(std::size_t w) noexcept {
 
 void executor::wake_helper(std::size_t from) noexcept {
     using namespace std::chrono;
-    const std::int64_t now = duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+    const std::int64_t now =
+        duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
     std::int64_t last = last_helper_wake_.load(std::memory_order_relaxed);
     if (now - last < static_cast<std::int64_t>(defaults::actors::helper_wake_interval_us)) return;
     // One waker per interval (a lost CAS means another worker is doing it).
@@ -213,7 +218,9 @@ void executor::wake_helper(std::size_t from) noexcept {
     idle_.wake_another(workers[from]->idle_member());
 }
 
-void executor::wake_one_parked(std::size_t from) noexcept { idle_.wake_another(workers[from]->idle_member()); }
+void executor::wake_one_parked(std::size_t from) noexcept {
+    idle_.wake_another(workers[from]->idle_member());
+}
 
 void wake_owner(mailbox& mb) noexcept {
     executor& ex = *mb.exec;
@@ -286,7 +293,8 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
                 t.arg = this;
                 t.fire = [](timer_node& n) noexcept {
                     auto* ex = static_cast<executor*>(n.arg);
-                    if (context* w = ex->waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
+                    if (context* w = ex->waiter.exchange(nullptr, std::memory_order_acq_rel))
+                        unpark(*w);
                 };
                 try {
                     timer_arm(t);
@@ -334,13 +342,14 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
         rep = survivors();
         abandoned = true;  // survivors keep pointers into us: never freed
         std::fprintf(stderr, "troupe: %s: stop gave up: %s\n",
-                     describe("actor system", name_or(cfg, nullptr), owner).c_str(), rep.to_string().c_str());
+                     describe("actor system", name_or(cfg, nullptr), owner).c_str(),
+                     rep.to_string().c_str());
     }
     accepting.store(false, std::memory_order_release);
     final_stats_ = statistics();
 #if defined(TROUPE_STATISTICS)
-    std::cerr << "troupe actor system '" << name_or(cfg, "unnamed") << "' statistics (" << workers.size()
-              << " workers, " << mailbox_count << " mailboxes):\n"
+    std::cerr << "troupe actor system '" << name_or(cfg, "unnamed") << "' statistics ("
+              << workers.size() << " workers, " << mailbox_count << " mailboxes):\n"
               << final_stats_;
 #endif
     stopped = true;
@@ -355,14 +364,16 @@ void executor::report_leftovers() {
         const copy_queue& q = *mailboxes[i].queue;
         for (std::uint32_t k = 0; k < q.size(); ++k) {
             const envelope& e = q.front()[k];
-            by_pair["'" + user_type_name(e.names->message) + "' for '" + user_type_name(e.names->actor) + "'"]++;
+            by_pair["'" + user_type_name(e.names->message) + "' for '" +
+                    user_type_name(e.names->actor) + "'"]++;
             ++total;
         }
     }
     if (!total) return;
-    std::string what = describe("actor system", name_or(cfg, nullptr), owner) + ": " + std::to_string(total) +
-                       " message(s) sent but never received (still queued when it stopped, their actors had "
-                       "finished):";
+    std::string what =
+        describe("actor system", name_or(cfg, nullptr), owner) + ": " + std::to_string(total) +
+        " message(s) sent but never received (still queued when it stopped, their actors had "
+        "finished):";
     for (auto& [k, n] : by_pair) what += " " + std::to_string(n) + " x " + k + ";";
     what.pop_back();
     report_misuse(what, misuse_kind::lost_message);
@@ -400,7 +411,9 @@ actor_statistics executor::statistics() const {
     s.messages_sent = ext_sent.load(std::memory_order_relaxed);
     for (auto& w : workers) {
         const worker_counters& c = w->stats;
-        auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+        auto get = [](const std::atomic<std::uint64_t>& a) {
+            return a.load(std::memory_order_relaxed);
+        };
         s.actors_created += get(w->created);
         s.messages_sent += get(c.sent);
         s.cross_worker_sends += get(c.crossed);

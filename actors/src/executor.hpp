@@ -66,14 +66,16 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 }
 
 struct worker_counters {
-    std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0}, missed{0},
-        steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0}, parks{0};
+    std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0},
+        missed{0}, steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0},
+        parks{0};
 };
 
 // Private-member access for the executor (see troupe::actor / message).
 struct worker_access {
     static mailbox* box(const actor& a) noexcept {
-        return reinterpret_cast<mailbox*>(a.header_.load(std::memory_order_relaxed) & ~actor::flag_bits);
+        return reinterpret_cast<mailbox*>(a.header_.load(std::memory_order_relaxed) &
+                                          ~actor::flag_bits);
     }
     static void link_settled(actor& a) noexcept;
     static void unlink_settled(actor& a) noexcept;
@@ -85,11 +87,14 @@ struct worker_access {
         return a.header_.load(std::memory_order_relaxed) & actor::registered_bit;
     }
     static void set_flags(actor& a, std::uintptr_t clear, std::uintptr_t set) noexcept {
-        a.header_.store((a.header_.load(std::memory_order_relaxed) & ~clear) | set, std::memory_order_relaxed);
+        a.header_.store((a.header_.load(std::memory_order_relaxed) & ~clear) | set,
+                        std::memory_order_relaxed);
     }
     static bool alive(const actor& a) noexcept { return a.life() == actor::alive; }
     static void mark_ended(actor& a) noexcept { set_flags(a, actor::life_bits, actor::ended); }
-    static void mark_unattached(actor& a) noexcept { set_flags(a, actor::life_bits, actor::unattached); }
+    static void mark_unattached(actor& a) noexcept {
+        set_flags(a, actor::life_bits, actor::unattached);
+    }
     static bool unattached(const actor& a) noexcept { return a.life() == actor::unattached; }
     static void set_box(actor& a, mailbox* mb) noexcept {
         set_flags(a, ~actor::flag_bits, reinterpret_cast<std::uintptr_t>(mb));
@@ -101,7 +106,7 @@ struct worker_access {
 // Internal to the library (hidden: its calls bind locally, no PLT).
 class [[gnu::visibility("hidden")]] worker {
 public:
-    worker(executor& ex, std::size_t index, std::size_t slot_begin, std::size_t slot_end);
+    worker(executor & ex, std::size_t index, std::size_t slot_begin, std::size_t slot_end);
     ~worker();
     worker(const worker&) = delete;
 
@@ -143,10 +148,8 @@ public:
         }
         __builtin_prefetch(e.receiver);
         envelope& slot = pipeline_[pipe_head_];
-        if (pipe_count_ == pipeline_size)
-            stage(slot);
-        else
-            ++pipe_count_;
+        if (pipe_count_ == pipeline_size) stage(slot);
+        else ++pipe_count_;
         slot = e;
         pipe_head_ = (pipe_head_ + 1) % pipeline_size;
     }
@@ -175,10 +178,10 @@ public:
 private:
     void run() noexcept;
     void loop();
-    bool gulp(mailbox& mb) noexcept;
-    void process(mailbox& mb);
+    bool gulp(mailbox & mb) noexcept;
+    void process(mailbox & mb);
     void deliver(const envelope& e);
-    void end_actor(actor& a, allocation how);
+    void end_actor(actor & a, allocation how);
     bool park_idle() noexcept;
     bool another_in_batch() const noexcept;
     void maybe_wake_helper() noexcept;
@@ -186,16 +189,17 @@ private:
     bool try_steal() noexcept;
     bool steal_from(std::size_t v) noexcept;
     std::size_t blocked_victim_with_work() noexcept;
-    bool try_swap(std::size_t mine, std::size_t theirs, mailbox* expected, mailbox*& given) noexcept;
+    bool try_swap(std::size_t mine, std::size_t theirs, mailbox * expected,
+                  mailbox * &given) noexcept;
     std::size_t slot_to_give() noexcept;
 
     void stage(const envelope& e);
-    void deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n);
+    void deliver_to_mailbox(mailbox & d, const envelope* e, std::uint32_t n);
 
     idle_group::member idle_;
     std::thread thread_;          // kernel-thread workers
     troupe::thread user_thread_;  // user-thread workers
-    copy_queue* local_;  // the empty queue a gulp swaps in; drained by process()
+    copy_queue* local_;           // the empty queue a gulp swaps in; drained by process()
     // The mailbox whose batch process() is running, else nullptr.
     mailbox* batch_ = nullptr;
     // The actor whose behaviour is running, else nullptr.
@@ -236,7 +240,7 @@ public:
     // After an external send that saw `sleepers` != 0 under mb's lock: wakes
     // mb's owner if it is parked, or a parked helper if the owner is inside
     // a batch (rate-limited).
-    void wake_for_external_send(mailbox& mb) noexcept;
+    void wake_for_external_send(mailbox & mb) noexcept;
     // Wakes one parked worker other than `from`, if any (not rate-limited).
     void wake_one_parked(std::size_t from) noexcept;
     // Some worker has announced itself parked (seq_cst load; the Dekker

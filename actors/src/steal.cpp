@@ -91,7 +91,8 @@ bool worker::steal_from(std::size_t v) noexcept {
 // The thesis's swap of slots[mine] (ours) and slots[theirs] (the victim's):
 // two CAS with null as the intermediate value. Invariant: once a thief CASes
 // its own slot to null, the next write to that slot is by the same thief.
-bool worker::try_swap(std::size_t mine, std::size_t theirs, mailbox* vic_queue, mailbox*& given) noexcept {
+bool worker::try_swap(std::size_t mine, std::size_t theirs, mailbox* vic_queue,
+                      mailbox*& given) noexcept {
     std::atomic<mailbox*>& my_slot = exec.slots[mine];
     std::atomic<mailbox*>& vic_slot = exec.slots[theirs];
     // Step 1: our mailbox. Never null: only we null our own slots.
@@ -101,7 +102,8 @@ bool worker::try_swap(std::size_t mine, std::size_t theirs, mailbox* vic_queue, 
     if (vic_slot.load(std::memory_order_seq_cst) != vic_queue) return false;
     // Step 3: claim our slot by nulling it. Fails only if a thief stole this
     // slot's mailbox from us meanwhile; nothing changed, fail.
-    if (!my_slot.compare_exchange_strong(my_queue, nullptr, std::memory_order_seq_cst)) return false;
+    if (!my_slot.compare_exchange_strong(my_queue, nullptr, std::memory_order_seq_cst))
+        return false;
     // Step 4: put our mailbox in the victim slot if it still holds the
     // candidate (a CAS never overwrites another thief's null, since
     // vic_queue != null). On failure restore our slot: by the invariant no

@@ -16,13 +16,19 @@ namespace troupe::detail {
 namespace {
 void about_to_block(void* self) noexcept;
 extern const user_thread_hooks user_worker_hooks;
-}
+}  // namespace
 
 constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]] = nullptr;
 
 worker::worker(executor& ex, std::size_t i, std::size_t b, std::size_t e)
-    : exec(ex), index(i), slot_begin(b), slot_end(e), local_(new copy_queue),
-      stages_(new copy_queue[ex.mailbox_count]), ticket_(b), rng_(fast_rng::seed_for(i)) {
+    : exec(ex),
+      index(i),
+      slot_begin(b),
+      slot_end(e),
+      local_(new copy_queue),
+      stages_(new copy_queue[ex.mailbox_count]),
+      ticket_(b),
+      rng_(fast_rng::seed_for(i)) {
     touched_.reserve(ex.mailbox_count);
 }
 
@@ -70,7 +76,8 @@ void worker::flush_stages() {
         const envelope& e = pipeline_[(pipe_head_ + pipeline_size - 1) % pipeline_size];
         mailbox* d = worker_access::box(*e.receiver);
 #if defined(TROUPE_STATISTICS)
-        if (d->exec == &exec && d->owner.load(std::memory_order_relaxed) != index) count(stats.crossed, 1);
+        if (d->exec == &exec && d->owner.load(std::memory_order_relaxed) != index)
+            count(stats.crossed, 1);
 #endif
         deliver_to_mailbox(*d, &e, 1);  // strong: on a throw it stays in the pipeline
         pipe_count_ = 0;
@@ -86,7 +93,8 @@ void worker::flush_stages() {
         const std::uint32_t n = s.size();
 #if defined(TROUPE_STATISTICS)
         // relaxed: a hint (the owner as of now), good enough to count.
-        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index) count(stats.crossed, n);
+        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index)
+            count(stats.crossed, n);
 #endif
         deliver_to_mailbox(exec.mailboxes[idx], s.front(), n);
         s.clear();
@@ -103,7 +111,8 @@ void worker::start() {
         c.stamps = exec.stamps.get();
         c.worker_pu = exec.worker_pu;
         c.machine = exec.machine.get();
-        victims_ = exec.cfg.custom_victims ? exec.cfg.custom_victims(c) : make_victim_selector(exec.cfg.victims, c);
+        victims_ = exec.cfg.custom_victims ? exec.cfg.custom_victims(c)
+                                           : make_victim_selector(exec.cfg.victims, c);
     }
     if (exec.user_threads) {
         thread_attributes a;
@@ -148,10 +157,12 @@ void worker::run() noexcept {
     try {
         loop();
     } catch (const std::exception& x) {
-        std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu: %s\n", index, x.what());
+        std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu: %s\n",
+                     index, x.what());
         std::terminate();
     } catch (...) {
-        std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu\n", index);
+        std::fprintf(stderr, "troupe: an exception escaped an actor behaviour on worker %zu\n",
+                     index);
         std::terminate();
     }
     if (exec.user_threads) {
@@ -182,7 +193,8 @@ void worker::loop() {
             if (gulp(*mb)) {
                 // A big batch means work is piling up here: if somebody is
                 // parked and nobody is looking for work, let one help.
-                if (local_->size() >= defaults::actors::helper_wake_batch && exec.stealing) maybe_wake_helper();
+                if (local_->size() >= defaults::actors::helper_wake_batch && exec.stealing)
+                    maybe_wake_helper();
                 process(*mb);
                 ++busy;
             }
@@ -276,7 +288,8 @@ void worker::process(mailbox& mb) {
         // one while this one runs.
         if (const envelope* ahead = local_->peek(defaults::actors::prefetch_distance)) {
             __builtin_prefetch(ahead->receiver);  // the header the executor reads
-            __builtin_prefetch(reinterpret_cast<const char*>(ahead->receiver) + sizeof(actor), 1);  // fields
+            __builtin_prefetch(reinterpret_cast<const char*>(ahead->receiver) + sizeof(actor),
+                               1);  // fields
         }
         const envelope e = *p;  // a behaviour's append may reallocate the batch
         deliver(e);
@@ -358,7 +371,8 @@ bool worker::park_idle() noexcept {
                 // A behaviour elsewhere may be blocking its worker with work
                 // queued behind it that only a thief can take: do not sleep
                 // for good, come back to look (one wake-up per period).
-                woken = g.sleep_until(idle_, std::chrono::steady_clock::now() + defaults::actors::busy_park_period);
+                woken = g.sleep_until(
+                    idle_, std::chrono::steady_clock::now() + defaults::actors::busy_park_period);
             } else {
                 g.sleep(idle_);  // until a sender, thief, helper wake or shutdown wakes us
             }

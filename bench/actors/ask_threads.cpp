@@ -49,5 +49,6 @@ int main(int argc, char** argv) {
         acc | troupe::finished_msg;
         sys.stop();
     }
-    bench::result("ask_threads", "troupe", "seconds", s, bench::params(bench::option(argc, argv, "workers", 1)));
+    bench::result("ask_threads", "troupe", "seconds", s,
+                  bench::params(bench::option(argc, argv, "workers", 1)));
 }

@@ -44,7 +44,9 @@ int main(int argc, char** argv) {
     const double s = t.seconds();
     const std::string p = bench::params(static_cast<long>(cfg.workers));
     bench::result("actor_executor", "troupe", "seconds", s, p);
-    if (rss) bench::result("actor_executor_rss", "troupe", "max_rss_kb", static_cast<double>(bench::max_rss_kb()), p);
+    if (rss)
+        bench::result("actor_executor_rss", "troupe", "max_rss_kb",
+                      static_cast<double>(bench::max_rss_kb()), p);
     std::fprintf(stderr, "troupe executor: %.2f ns/message\n",
                  s * 1e9 / (static_cast<double>(actors) * static_cast<double>(Set * Rounds + 1)));
 }

@@ -57,5 +57,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "matrix: wrong result\n");
         return 1;
     }
-    bench::result("actor_matrix", "troupe", "seconds", s, bench::params(static_cast<long>(cfg.workers)));
+    bench::result("actor_matrix", "troupe", "seconds", s,
+                  bench::params(static_cast<long>(cfg.workers)));
 }

@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
     c | c.start;
     sys.stop();
     const double s = t.seconds();
-    bench::result("actor_repeat", "troupe", "seconds", s, bench::params(static_cast<long>(cfg.workers)));
+    bench::result("actor_repeat", "troupe", "seconds", s,
+                  bench::params(static_cast<long>(cfg.workers)));
     std::fprintf(stderr, "troupe repeat: %.2f ns/message\n",
                  s * 1e9 / (4.0 * static_cast<double>(Servers) * static_cast<double>(Rounds)));
 }

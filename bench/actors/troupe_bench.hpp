@@ -17,7 +17,8 @@ inline troupe::executor_config config(int argc, char** argv) {
     cfg.stealing = steal != "none";
     if (steal == "random") cfg.victims = troupe::victim_policy::random;
     if (steal == "locality") cfg.victims = troupe::victim_policy::locality;
-    if (option_text(argc, argv, "placement", "spread") == "grouped") cfg.placement = troupe::external_placement::grouped;
+    if (option_text(argc, argv, "placement", "spread") == "grouped")
+        cfg.placement = troupe::external_placement::grouped;
     cfg.queues_per_worker = static_cast<std::size_t>(option(
         argc, argv, "queues", static_cast<long>(troupe::defaults::actors::queues_per_worker)));
     cfg.placement_run = static_cast<std::size_t>(

@@ -59,8 +59,7 @@ int main(int argc, char** argv) {
             checksum mine;
             try {
                 for (;;) mine.add(k % 2 ? ch.remove() : ch.remove(troupe::stop_on_close));
-            } catch (troupe::channel_closed&) {
-            }
+            } catch (troupe::channel_closed&) {}
             out[static_cast<std::size_t>(k)] = mine;
         });
     for (long k = 0; k < producers; ++k)
@@ -98,6 +97,6 @@ int main(int argc, char** argv) {
                                " capacity=" + std::to_string(capacity);
     bench::result("chan_close_drain", "troupe", "lost_values", static_cast<double>(lost), params);
     bench::result("chan_close_drain_throughput", "troupe", "ops_per_s",
-                       static_cast<double>(by_consumers) / bench::seconds(t0, t1), params);
+                  static_cast<double>(by_consumers) / bench::seconds(t0, t1), params);
     return lost == 0 ? 0 : 1;
 }

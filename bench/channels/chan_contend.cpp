@@ -54,8 +54,7 @@ int main(int argc, char** argv) {
     ch.close();
     for (auto& t : ts) t.join();
     if (removed.load() != inserted.load()) bench::fail("chan_contend: values lost");
-    bench::result("chan_contend", "troupe", "ops_per_s",
-                       static_cast<double>(removed.load()) / elapsed,
-                       "producers=" + std::to_string(producers) +
-                           " consumers=" + std::to_string(consumers));
+    bench::result(
+        "chan_contend", "troupe", "ops_per_s", static_cast<double>(removed.load()) / elapsed,
+        "producers=" + std::to_string(producers) + " consumers=" + std::to_string(consumers));
 }

@@ -22,26 +22,27 @@ int main(int argc, char** argv) {
     double ns = 0;
     long last = -1;
     troupe::thread pong{pool, [&] {
-        for (long i = 0; i < warmup + rounds; ++i) to_ping.insert(to_pong.remove() + 1);
-    }};
+                            for (long i = 0; i < warmup + rounds; ++i)
+                                to_ping.insert(to_pong.remove() + 1);
+                        }};
     troupe::thread ping{pool, [&] {
-        long v = 0;
-        for (long i = 0; i < warmup; ++i) {
-            to_pong.insert(v);
-            v = to_ping.remove();
-        }
-        const auto t0 = bench::clock::now();
-        for (long i = 0; i < rounds; ++i) {
-            to_pong.insert(v);
-            v = to_ping.remove();
-        }
-        const auto t1 = bench::clock::now();
-        ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(rounds);
-        last = v;
-    }};
+                            long v = 0;
+                            for (long i = 0; i < warmup; ++i) {
+                                to_pong.insert(v);
+                                v = to_ping.remove();
+                            }
+                            const auto t0 = bench::clock::now();
+                            for (long i = 0; i < rounds; ++i) {
+                                to_pong.insert(v);
+                                v = to_ping.remove();
+                            }
+                            const auto t1 = bench::clock::now();
+                            ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(rounds);
+                            last = v;
+                        }};
     ping.join();
     pong.join();
     if (last != warmup + rounds) bench::fail("chan_rendezvous_rtt: lost a round");
     bench::result("chan_rendezvous_rtt", "troupe", "ns_per_op", ns,
-                       "processors=" + std::to_string(procs));
+                  "processors=" + std::to_string(procs));
 }

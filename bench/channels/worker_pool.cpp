@@ -26,9 +26,9 @@ int main(int argc, char** argv) {
     const auto t0 = bench::clock::now();
     {
         troupe::thread feeder{pool, [&] {
-            for (long j = 0; j < jobs; ++j) in.insert(j);
-            in.close();
-        }};
+                                  for (long j = 0; j < jobs; ++j) in.insert(j);
+                                  in.close();
+                              }};
         std::vector<troupe::thread> ws;
         for (long w = 0; w < workers; ++w)
             ws.emplace_back(pool, [&] {

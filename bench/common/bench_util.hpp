@@ -32,10 +32,11 @@ using clock = std::chrono::steady_clock;
 /// these alive on both sides, so both measure the multi-threaded path.
 class idle_thread {
 public:
-    idle_thread() : t_([this] {
-        std::unique_lock g{m_};
-        cv_.wait(g, [this] { return stop_; });
-    }) {}
+    idle_thread()
+        : t_([this] {
+              std::unique_lock g{m_};
+              cv_.wait(g, [this] { return stop_; });
+          }) {}
     ~idle_thread() {
         {
             std::lock_guard g{m_};

@@ -60,16 +60,14 @@ int main(int argc, char** argv) {
     double elapsed = 0;
     if (ctx == "os") {
         std::vector<std::thread> ts;
-        for (int i = 0; i < workers; ++i)
-            ts.emplace_back([&s, i] { worker(s, i); });
+        for (int i = 0; i < workers; ++i) ts.emplace_back([&s, i] { worker(s, i); });
         elapsed = measure([&] {
             for (auto& t : ts) t.join();
         });
     } else if (ctx == "user") {
         troupe::cluster pool{2};
         std::vector<troupe::thread> ts;
-        for (int i = 0; i < workers; ++i)
-            ts.emplace_back(pool, [&s, i] { worker(s, i); });
+        for (int i = 0; i < workers; ++i) ts.emplace_back(pool, [&s, i] { worker(s, i); });
         elapsed = measure([&] {
             for (auto& t : ts) t.join();
         });

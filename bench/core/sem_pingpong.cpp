@@ -18,25 +18,25 @@ int main(int argc, char** argv) {
     double ns = 0;
     long seen = 0;
     troupe::thread pong{pool, [&] {
-        for (long i = 0; i < warmup + rounds; ++i) {
-            to_pong.acquire();
-            ++seen;
-            to_ping.release();
-        }
-    }};
+                            for (long i = 0; i < warmup + rounds; ++i) {
+                                to_pong.acquire();
+                                ++seen;
+                                to_ping.release();
+                            }
+                        }};
     troupe::thread ping{pool, [&] {
-        for (long i = 0; i < warmup; ++i) {
-            to_pong.release();
-            to_ping.acquire();
-        }
-        const auto t0 = bench::clock::now();
-        for (long i = 0; i < rounds; ++i) {
-            to_pong.release();
-            to_ping.acquire();
-        }
-        const auto t1 = bench::clock::now();
-        ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(rounds);
-    }};
+                            for (long i = 0; i < warmup; ++i) {
+                                to_pong.release();
+                                to_ping.acquire();
+                            }
+                            const auto t0 = bench::clock::now();
+                            for (long i = 0; i < rounds; ++i) {
+                                to_pong.release();
+                                to_ping.acquire();
+                            }
+                            const auto t1 = bench::clock::now();
+                            ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(rounds);
+                        }};
     ping.join();
     pong.join();
     if (seen != warmup + rounds) bench::fail("sem_pingpong: lost a round");

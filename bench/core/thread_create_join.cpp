@@ -15,16 +15,17 @@ int main(int argc, char** argv) {
     double ns = 0;
     long ran = 0;
     troupe::thread driver{pool, [&] {
-        auto once = [&] {
-            troupe::thread t{[&ran] { ++ran; }};
-            t.join();
-        };
-        for (long i = 0; i < iters / 10 + 1; ++i) once();  // warm the stack pool and caches
-        const auto t0 = bench::clock::now();
-        for (long i = 0; i < iters; ++i) once();
-        const auto t1 = bench::clock::now();
-        ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(iters);
-    }};
+                              auto once = [&] {
+                                  troupe::thread t{[&ran] { ++ran; }};
+                                  t.join();
+                              };
+                              for (long i = 0; i < iters / 10 + 1; ++i)
+                                  once();  // warm the stack pool and caches
+                              const auto t0 = bench::clock::now();
+                              for (long i = 0; i < iters; ++i) once();
+                              const auto t1 = bench::clock::now();
+                              ns = bench::seconds(t0, t1) * 1e9 / static_cast<double>(iters);
+                          }};
     driver.join();
     if (ran != iters + iters / 10 + 1) bench::fail("thread_create_join: a thread did not run");
     bench::result("thread_create_join", "troupe", "ns_per_op", ns);

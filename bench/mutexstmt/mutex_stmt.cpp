@@ -13,8 +13,7 @@ int main(int argc, char** argv) {
         argc, argv, "troupe",
         []<std::size_t N, class Lock>(std::integral_constant<std::size_t, N>, Lock* l,
                                       const std::uint32_t* order) {
-            [&]<std::size_t... I>(std::index_sequence<I...>) {
-                TROUPE_MUTEX(l[order[I]]...) {}
-            }(std::make_index_sequence<N>{});
+            [&]<std::size_t... I>(std::index_sequence<I...>){TROUPE_MUTEX(l[order[I]]...){}}(
+                std::make_index_sequence<N>{});
         });
 }

@@ -18,6 +18,8 @@
 // hanging. Options: --locks=N (1..8) --threads=T --ms=duration.
 //
 //   RESULT bench=mutex_stmt system=<system> metric=ops_per_s value=<v> locks=N threads=T
+#include <pthread.h>
+#include <sched.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,8 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <pthread.h>
-#include <sched.h>
 #include <memory>
 #include <random>
 #include <string>
@@ -49,7 +49,8 @@ template <std::size_t Align>
 class alignas(Align) basic_spinlock {
 public:
     void lock() noexcept {
-        if (held_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_slow();
+        if (held_.exchange(true, std::memory_order_acquire)) [[unlikely]]
+            lock_slow();
     }
     bool try_lock() noexcept { return !held_.exchange(true, std::memory_order_acquire); }
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
@@ -184,8 +185,10 @@ int run_with(int n, int threads, long ms, bool pin, bool verbose, const std::str
         std::fprintf(stderr, "\n");
     }
     if (!all_finished) {
-        std::fprintf(stderr, "mutex_stmt %s %s: threads still acquiring %ld ms after stop "
-                     "(stalled); reported the count at stop\n", system, params.c_str(), grace_ms);
+        std::fprintf(stderr,
+                     "mutex_stmt %s %s: threads still acquiring %ld ms after stop "
+                     "(stalled); reported the count at stop\n",
+                     system, params.c_str(), grace_ms);
         std::_Exit(0);  // cannot join a stalled thread
     }
     for (auto& t : ts) t.join();
@@ -196,14 +199,14 @@ int run_with(int n, int threads, long ms, bool pin, bool verbose, const std::str
 template <class F>
 decltype(auto) with_count(int n, F&& f) {
     switch (n) {
-        case 1: return f(std::integral_constant<std::size_t, 1>{});
-        case 2: return f(std::integral_constant<std::size_t, 2>{});
-        case 3: return f(std::integral_constant<std::size_t, 3>{});
-        case 4: return f(std::integral_constant<std::size_t, 4>{});
-        case 5: return f(std::integral_constant<std::size_t, 5>{});
-        case 6: return f(std::integral_constant<std::size_t, 6>{});
-        case 7: return f(std::integral_constant<std::size_t, 7>{});
-        default: return f(std::integral_constant<std::size_t, 8>{});
+    case 1: return f(std::integral_constant<std::size_t, 1>{});
+    case 2: return f(std::integral_constant<std::size_t, 2>{});
+    case 3: return f(std::integral_constant<std::size_t, 3>{});
+    case 4: return f(std::integral_constant<std::size_t, 4>{});
+    case 5: return f(std::integral_constant<std::size_t, 5>{});
+    case 6: return f(std::integral_constant<std::size_t, 6>{});
+    case 7: return f(std::integral_constant<std::size_t, 7>{});
+    default: return f(std::integral_constant<std::size_t, 8>{});
     }
 }
 

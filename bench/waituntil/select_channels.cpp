@@ -81,10 +81,8 @@ struct workload {
         long n = 0;
         troupe::rotation r;
         while (!stop.load(std::memory_order_relaxed)) {
-            if (insert_one(r, std::make_index_sequence<K>{}))
-                ++n;
-            else
-                troupe::this_thread::yield();
+            if (insert_one(r, std::make_index_sequence<K>{})) ++n;
+            else troupe::this_thread::yield();
         }
         inserted.fetch_add(n);
     }
@@ -100,8 +98,7 @@ struct workload {
                     troupe::this_thread::yield();
                 }
             }
-        } catch (troupe::channel_closed&) {
-        }
+        } catch (troupe::channel_closed&) {}
         // The first closed-and-empty channel ended the statement: take what
         // the others still hold.
         for (auto* c : ch)

@@ -27,8 +27,11 @@ int main(int argc, char** argv) {
     const long ms = bench::option(argc, argv, "ms", 2000);
     const long procs = bench::option(argc, argv, "processors", 2);
     const std::string predicate = bench::option_text(argc, argv, "predicate", "or");
-    int shape = predicate == "or" ? 0 : predicate == "and" ? 1 : predicate == "andor" ? 2
-              : predicate == "orand" ? 3 : -1;
+    int shape = predicate == "or"      ? 0
+                : predicate == "and"   ? 1
+                : predicate == "andor" ? 2
+                : predicate == "orand" ? 3
+                                       : -1;
     if (shape < 0) bench::fail("select_futures: --predicate must be or, and, andor or orand");
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
@@ -38,42 +41,51 @@ int main(int argc, char** argv) {
     long rounds = 0, sum = 0;
 
     troupe::thread server{pool, [&] {
-        for (;;) {
-            go.acquire();
-            if (stop.load(std::memory_order_relaxed)) return;
-            A.fulfil(1);
-            B.fulfil(2);
-            C.fulfil(3);
-            done.release();
-        }
-    }};
+                              for (;;) {
+                                  go.acquire();
+                                  if (stop.load(std::memory_order_relaxed)) return;
+                                  A.fulfil(1);
+                                  B.fulfil(2);
+                                  C.fulfil(3);
+                                  done.release();
+                              }
+                          }};
     bench::clock::time_point t0, t1;
     troupe::thread client{pool, [&] {
-        auto a = [&] { sum += A.get(); };
-        auto b = [&] { sum += B.get(); };
-        auto c = [&] { sum += C.get(); };
-        t0 = bench::clock::now();
-        const auto until = t0 + std::chrono::milliseconds(ms);
-        while (bench::clock::now() < until) {
-            for (int i = 0; i < 64; ++i) {  // read the clock now and then only
-                go.release();
-                switch (shape) {
-                case 0: troupe::waituntil(on(A, a) | on(B, b) | on(C, c)); break;
-                case 1: troupe::waituntil(on(A, a) & on(B, b) & on(C, c)); break;
-                case 2: troupe::waituntil((on(A, a) & on(B, b)) | on(C, c)); break;
-                default: troupe::waituntil((on(A, a) | on(B, b)) & on(C, c)); break;
-                }
-                done.acquire();
-                A.reset();
-                B.reset();
-                C.reset();
-                ++rounds;
-            }
-        }
-        t1 = bench::clock::now();
-        stop.store(true, std::memory_order_relaxed);
-        go.release();
-    }};
+                              auto a = [&] { sum += A.get(); };
+                              auto b = [&] { sum += B.get(); };
+                              auto c = [&] { sum += C.get(); };
+                              t0 = bench::clock::now();
+                              const auto until = t0 + std::chrono::milliseconds(ms);
+                              while (bench::clock::now() < until) {
+                                  for (int i = 0; i < 64;
+                                       ++i) {  // read the clock now and then only
+                                      go.release();
+                                      switch (shape) {
+                                      case 0:
+                                          troupe::waituntil(on(A, a) | on(B, b) | on(C, c));
+                                          break;
+                                      case 1:
+                                          troupe::waituntil(on(A, a) & on(B, b) & on(C, c));
+                                          break;
+                                      case 2:
+                                          troupe::waituntil((on(A, a) & on(B, b)) | on(C, c));
+                                          break;
+                                      default:
+                                          troupe::waituntil((on(A, a) | on(B, b)) & on(C, c));
+                                          break;
+                                      }
+                                      done.acquire();
+                                      A.reset();
+                                      B.reset();
+                                      C.reset();
+                                      ++rounds;
+                                  }
+                              }
+                              t1 = bench::clock::now();
+                              stop.store(true, std::memory_order_relaxed);
+                              go.release();
+                          }};
     client.join();
     server.join();
     if (sum < rounds) bench::fail("select_futures: a statement ran no body");

@@ -38,10 +38,8 @@ int main(int argc, char** argv) {
         wait_start();
         long n = 0;
         while (!stop.load(std::memory_order_relaxed)) {
-            if (select)
-                troupe::waituntil(on(A.insert_from(1L)) | on(B.insert_from(1L)));
-            else
-                B.insert(1L);
+            if (select) troupe::waituntil(on(A.insert_from(1L)) | on(B.insert_from(1L)));
+            else B.insert(1L);
             ++n;
         }
         inserted.fetch_add(n);
@@ -51,15 +49,12 @@ int main(int argc, char** argv) {
         long v = 0, n = 0, before_stop = 0;
         try {
             for (;;) {
-                if (select)
-                    troupe::waituntil(on(A.remove_into(v)) | on(B.remove_into(v)));
-                else
-                    v = B.remove();
+                if (select) troupe::waituntil(on(A.remove_into(v)) | on(B.remove_into(v)));
+                else v = B.remove();
                 n += v;
                 if (!stop.load(std::memory_order_relaxed)) ++before_stop;
             }
-        } catch (troupe::channel_closed&) {
-        }
+        } catch (troupe::channel_closed&) {}
         for (auto* c : {&A, &B})
             while (c->try_remove(v) == troupe::channel_status::success) n += v;
         removed.fetch_add(n);
@@ -77,5 +72,5 @@ int main(int argc, char** argv) {
     for (auto& t : cs) t.join();
     if (removed.load() != inserted.load()) bench::fail("select_order: values lost");
     bench::result("select_order", "troupe", "ops_per_s",
-                         static_cast<double>(counted.load()) / elapsed, "");
+                  static_cast<double>(counted.load()) / elapsed, "");
 }

@@ -41,8 +41,7 @@ namespace troupe::detail {
 blocking_lock_base::~blocking_lock_base() {
     if constexpr (checked_build) {
         const std::uintptr_t w = word_.load(std::memory_order_acquire);
-        if (w & waiters_bit)
-            report_destroyed_with_waiters(kind_, name_, this, waiting_.size());
+        if (w & waiters_bit) report_destroyed_with_waiters(kind_, name_, this, waiting_.size());
         else if (owner_of(w))
             report_misuse(describe(kind_, name_, this) + ": destroyed while held");
     }

@@ -4,6 +4,6 @@
 #include "troupe/config.hpp"
 
 extern "C" {
-const int TROUPE_BUILD_CONFIG_SYMBOL = TROUPE_VERSION_MAJOR * 10000 + TROUPE_VERSION_MINOR * 100 +
-                                       TROUPE_VERSION_PATCH;
+const int TROUPE_BUILD_CONFIG_SYMBOL =
+    TROUPE_VERSION_MAJOR * 10000 + TROUPE_VERSION_MINOR * 100 + TROUPE_VERSION_PATCH;
 }

@@ -8,10 +8,9 @@
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
-#include "troupe/thread.hpp"
 #include "troupe/error.hpp"
+#include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
-
 
 namespace troupe {
 namespace detail {
@@ -46,7 +45,9 @@ schedule_settings resolve(const cluster_options& o) noexcept {
 }  // namespace
 
 cluster_impl::cluster_impl(const cluster_options& o)
-    : idlers(max_processors, idle_group::spinner_duty::finds_work), name(o.name), settings(resolve(o)),
+    : idlers(max_processors, idle_group::spinner_duty::finds_work),
+      name(o.name),
+      settings(resolve(o)),
       pin_(o.pin) {
     set_processor_count(o.processors ? o.processors : available_concurrency());
 }
@@ -68,12 +69,13 @@ cluster_impl::~cluster_impl() {
     while (remote_pushes.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 #if defined(TROUPE_STATISTICS)
     auto s = statistics();
-    std::fprintf(stderr,
-                 "troupe statistics: cluster %s: threads %llu, switches %llu, hand-offs %llu, steals %llu, "
-                 "sleeps %llu\n",
-                 name ? name : "(unnamed)", (unsigned long long)s.threads_created,
-                 (unsigned long long)s.context_switches, (unsigned long long)s.handoffs,
-                 (unsigned long long)s.steals, (unsigned long long)s.sleeps);
+    std::fprintf(
+        stderr,
+        "troupe statistics: cluster %s: threads %llu, switches %llu, hand-offs %llu, steals %llu, "
+        "sleeps %llu\n",
+        name ? name : "(unnamed)", (unsigned long long)s.threads_created,
+        (unsigned long long)s.context_switches, (unsigned long long)s.handoffs,
+        (unsigned long long)s.steals, (unsigned long long)s.sleeps);
 #endif
 }
 
@@ -167,9 +169,7 @@ void cluster_impl::make_ready(fiber* f) noexcept {
     schedule(f);
 }
 
-void cluster_impl::schedule(fiber* f) noexcept {
-    place(f, f->last ? f->last : pick());
-}
+void cluster_impl::schedule(fiber* f) noexcept { place(f, f->last ? f->last : pick()); }
 
 void cluster_impl::schedule_new(fiber* f) noexcept {
     // New threads join the spawner's queue (not its hand-off slot); the wake
@@ -199,11 +199,12 @@ cluster_statistics cluster_impl::statistics() const noexcept {
 
 // ---------------------------------------------------------------- public
 
-cluster::cluster(std::size_t n) : cluster([n] {
-    cluster_options o;
-    o.processors = n;
-    return o;
-}()) {}
+cluster::cluster(std::size_t n)
+    : cluster([n] {
+          cluster_options o;
+          o.processors = n;
+          return o;
+      }()) {}
 cluster::cluster(const cluster_options& o) : impl_(std::make_unique<detail::cluster_impl>(o)) {
     impl_->public_handle = this;
 }

@@ -255,8 +255,7 @@ void processor::run_fiber(fiber* f) noexcept {
             if (j) unpark(*j);
             return;
         }
-        case post_action::none:
-            return;
+        case post_action::none: return;
         }
     }
 }
@@ -292,14 +291,16 @@ void park() noexcept {
     if (detail::spin_for_permit(static_cast<detail::os_context&>(self), [&self]() noexcept {
             std::uint32_t e = context::permit;
             return self.state_.load(std::memory_order_relaxed) == context::permit &&
-                   self.state_.compare_exchange_strong(e, context::running, std::memory_order_acquire);
+                   self.state_.compare_exchange_strong(e, context::running,
+                                                       std::memory_order_acquire);
         }))
         return;
     // About to sleep: let the runtime owning this kernel thread react (it
     // must not park; a wake it causes for us only banks a permit).
     if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
     expected = context::running;
-    if (!self.state_.compare_exchange_strong(expected, context::parked, std::memory_order_acq_rel)) {
+    if (!self.state_.compare_exchange_strong(expected, context::parked,
+                                             std::memory_order_acq_rel)) {
         // A permit arrived between the two CASes: consume it. (The failed
         // acq_rel CAS read the permit with acquire: we see the waker's writes.)
         self.state_.store(context::running, std::memory_order_relaxed);
@@ -370,11 +371,11 @@ fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_
     stack_mapping s = stack_allocate(usable);
     char* top = s.base + s.size;
     // Descriptor at the top of the stack, the callable just below it.
-    char* desc = reinterpret_cast<char*>(
-        (reinterpret_cast<std::uintptr_t>(top) - sizeof(fiber)) & ~std::uintptr_t(alignof(fiber) - 1));
+    char* desc = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(top) - sizeof(fiber)) &
+                                         ~std::uintptr_t(alignof(fiber) - 1));
     auto* f = ::new (desc) fiber();
-    char* pay = reinterpret_cast<char*>(
-        (reinterpret_cast<std::uintptr_t>(desc) - size) & ~std::uintptr_t(align - 1));
+    char* pay = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(desc) - size) &
+                                        ~std::uintptr_t(align - 1));
     char* sp = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(pay) & ~std::uintptr_t(63));
     f->stack = s;
     f->stack_low = s.base + page_size();
@@ -398,7 +399,8 @@ void fiber_start(fiber* f, void (*invoke)(void*)) {
     if (processor* p = current_processor(); p && &p->owner == f->home)
         p->counters.created.fetch_add(1, std::memory_order_relaxed);
     else
-        f->home->created_outside.fetch_add(1, std::memory_order_relaxed);  // an OS thread or another cluster
+        f->home->created_outside.fetch_add(
+            1, std::memory_order_relaxed);  // an OS thread or another cluster
 #endif
     f->home->schedule_new(f);
 }
@@ -436,8 +438,7 @@ void fiber_join_noexcept(fiber* f) noexcept {
             std::rethrow_exception(e);
         } catch (const std::exception& x) {
             what = x.what();
-        } catch (...) {
-        }
+        } catch (...) {}
         std::fprintf(stderr, "troupe: %s ended with an uncaught exception: %s\n",
                      describe("thread", name, addr).c_str(), what.c_str());
     }
@@ -450,8 +451,7 @@ namespace this_thread {
 void yield() noexcept {
     if (detail::fiber* f = detail::current_fiber())
         detail::processor::switch_out(f, detail::post_action::yield);
-    else
-        std::this_thread::yield();
+    else std::this_thread::yield();
 }
 
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {
@@ -478,7 +478,8 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {
         return;
     }
     // The timer is the only legitimate waker: a stray unpark parks again.
-    detail::park_until([&] { return s.fired.load(std::memory_order_acquire); }, "sleep", nullptr, &t);
+    detail::park_until([&] { return s.fired.load(std::memory_order_acquire); }, "sleep", nullptr,
+                       &t);
     // The callback may still be between its store and its return: wait it
     // out before `t` and `s` leave scope (returns false, it already fired).
     detail::timer_cancel(t);

@@ -126,8 +126,7 @@ std::size_t available_concurrency() noexcept {
     try {
         if (auto text = read_file("/proc/self/cgroup"))
             limit = detail::cgroup_cpu_limit(*text, "/sys/fs/cgroup");
-    } catch (...) {
-    }
+    } catch (...) {}
     if (!limit) return cpus;
     const auto quota = static_cast<std::size_t>(std::ceil(*limit));
     return std::min(cpus, std::max<std::size_t>(quota, 2));

@@ -85,10 +85,8 @@ std::string describe(const char* kind, const char* name, const void* address) {
 
 void report_misuse(const std::string& message, misuse_kind kind) {
     const misuse_handler h = handler.load();
-    if (h == &default_handler)
-        default_report(message, kind);
-    else
-        h(message);
+    if (h == &default_handler) default_report(message, kind);
+    else h(message);
 }
 
 }  // namespace detail

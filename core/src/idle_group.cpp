@@ -11,7 +11,8 @@ namespace troupe::detail {
 
 idle_group::idle_group(std::size_t capacity, spinner_duty duty)
     : duty_(duty), capacity_(capacity), members_(new std::atomic<member*>[capacity]) {
-    for (std::size_t i = 0; i < capacity_; ++i) members_[i].store(nullptr, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < capacity_; ++i)
+        members_[i].store(nullptr, std::memory_order_relaxed);
 }
 
 void idle_group::add_member(member& m) noexcept {
@@ -63,7 +64,8 @@ void idle_group::drop_spinner(member& m) noexcept {
     // seq_cst: if we were the last spinner, work published while we were
     // counted saw spinners != 0 and woke no one; the rule, run again after
     // our drop, either sees another spinner or a sleeper to wake.
-    if (spinners_.fetch_sub(1, std::memory_order_seq_cst) == 1 && duty_ == spinner_duty::finds_work) wake_one();
+    if (spinners_.fetch_sub(1, std::memory_order_seq_cst) == 1 && duty_ == spinner_duty::finds_work)
+        wake_one();
 }
 
 void idle_group::announce_idle(member& m) noexcept {
@@ -108,7 +110,8 @@ bool idle_group::sleep_until(member& m, std::chrono::steady_clock::time_point de
         if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
         return woken;
     }
-    while (m.word_.load(std::memory_order_seq_cst) == asleep_ && std::chrono::steady_clock::now() < deadline)
+    while (m.word_.load(std::memory_order_seq_cst) == asleep_ &&
+           std::chrono::steady_clock::now() < deadline)
         futex_wait_until(m.word_, asleep_, deadline);
     if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
     return m.word_.load(std::memory_order_seq_cst) != asleep_;
@@ -177,7 +180,8 @@ bool idle_group::wake(member& m, wake_as how) noexcept {
     if (spinner) spinners_.fetch_add(1, std::memory_order_seq_cst);
     std::uint32_t expected = asleep_;
     context* const ctx = m.ctx_;  // fixed before the member first announced itself
-    if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_, std::memory_order_seq_cst)) {
+    if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_,
+                                        std::memory_order_seq_cst)) {
         // Our CAS made us the member's one waker (see sleep and withdraw).
         if (ctx) unpark(*ctx);
         else futex_wake(m.word_);
@@ -230,7 +234,8 @@ void idle_group::apply_rule(bool watched_suffices) noexcept {
         if (wake_from(0, size(), wake_as::spinner)) return;
         // Every announced sleeper is between its announcement and its word,
         // just woke, or is not (or no longer) a member: look again.
-        if (round >= 64) std::this_thread::yield(); else cpu_relax();
+        if (round >= 64) std::this_thread::yield();
+        else cpu_relax();
     }
 }
 

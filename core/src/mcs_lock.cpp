@@ -48,8 +48,7 @@ void mcs_lock::lock() noexcept {
         if (succ == nullptr) {
             self_.next.store(nullptr, std::memory_order_relaxed);
             qnode* expected = &me;
-            if (tail_.compare_exchange_strong(expected, &self_, std::memory_order_acq_rel))
-                return;
+            if (tail_.compare_exchange_strong(expected, &self_, std::memory_order_acq_rel)) return;
             while ((succ = me.next.load(std::memory_order_acquire)) == nullptr) b.pause();
         }
         self_.next.store(succ, std::memory_order_relaxed);

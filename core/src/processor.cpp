@@ -24,7 +24,10 @@ namespace {
 [[gnu::noinline]] processor* current_processor() noexcept { return tls_processor; }
 
 processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
-    : owner(c), index(i), pin_pu_(pin_pu), rng_(detail::fast_rng::seed_for(i)),
+    : owner(c),
+      index(i),
+      pin_pu_(pin_pu),
+      rng_(detail::fast_rng::seed_for(i)),
       spin_estimate_ns_(c.settings.idle_spin_ns / 4),
       seen_(new handoff_seen[cluster_impl::max_processors]) {}
 
@@ -76,7 +79,8 @@ bool processor::push(fiber* f, bool from_yield) noexcept {
         return false;
     }
     f->ready_next = nullptr;
-    if (tail_) tail_->ready_next = f; else head_ = f;
+    if (tail_) tail_->ready_next = f;
+    else head_ = f;
     tail_ = f;
     // seq_cst RMW: the publication half of the wake rule's Dekker pair (the
     // rule's seq_cst loads come after it; a sleeper's re-check comes after
@@ -250,7 +254,8 @@ fiber* processor::idle() noexcept {
     // spinning that finds nothing halves the estimate, so a processor on a
     // machine without spare cores soon parks at once.
     const std::int64_t floor = std::min<std::int64_t>(cfg.idle_spin_ns, 2000);
-    const std::int64_t budget = std::clamp<std::int64_t>(2 * spin_estimate_ns_, floor, cfg.idle_spin_ns);
+    const std::int64_t budget =
+        std::clamp<std::int64_t>(2 * spin_estimate_ns_, floor, cfg.idle_spin_ns);
     for (unsigned i = 0;; ++i) {
         if (fiber* f = find_work(true)) {
             const std::int64_t took = now_ns() - start;
@@ -275,7 +280,8 @@ fiber* processor::idle() noexcept {
     // re-check half of the wake rule's Dekker pair.
     g.announce_idle(idle_);
     fiber* f = nullptr;
-    const bool leaving = retire_.load(std::memory_order_seq_cst) || stop_.load(std::memory_order_seq_cst);
+    const bool leaving =
+        retire_.load(std::memory_order_seq_cst) || stop_.load(std::memory_order_seq_cst);
     if (!leaving) f = find_work(true);
     if (!f && !leaving) {
 #if defined(TROUPE_STATISTICS)
@@ -287,8 +293,10 @@ fiber* processor::idle() noexcept {
             // with a timeout (doubling while watching finds nothing to
             // steal), then come back to look. Counted as a watcher, so
             // further hand-offs do not wake anyone.
-            watch_ns_ = watch_ns_ ? std::min(2 * watch_ns_, cfg.handoff_watch_ns) : cfg.handoff_grace_ns;
-            const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(watch_ns_);
+            watch_ns_ =
+                watch_ns_ ? std::min(2 * watch_ns_, cfg.handoff_watch_ns) : cfg.handoff_grace_ns;
+            const auto deadline =
+                std::chrono::steady_clock::now() + std::chrono::nanoseconds(watch_ns_);
             g.sleep_until(idle_, deadline, idle_group::sleep_kind::watching);
         } else {
             g.sleep(idle_);
@@ -342,7 +350,8 @@ void processor::run() noexcept {
         head_ = tail_ = nullptr;
         qsize_.store(0, std::memory_order_relaxed);
         qlock_.unlock();
-        if (fiber* next = runnext_.exchange(nullptr, std::memory_order_acq_rel)) owner.schedule(next);
+        if (fiber* next = runnext_.exchange(nullptr, std::memory_order_acq_rel))
+            owner.schedule(next);
         while (list) {
             fiber* next = list->ready_next;
             owner.schedule(list);

@@ -64,12 +64,12 @@ enum class post_action : std::uint8_t { none, park, yield, finish };
 struct fiber : context {
     fiber() noexcept : context(kind::user_thread) {}
 
-    fcontext_t fctx = nullptr;           // saved context while not running
-    processor* last = nullptr;           // processor it last ran on
-    cluster_impl* home = nullptr;        // cluster it belongs to
-    fiber* ready_next = nullptr;         // ready-queue link
+    fcontext_t fctx = nullptr;     // saved context while not running
+    processor* last = nullptr;     // processor it last ran on
+    cluster_impl* home = nullptr;  // cluster it belongs to
+    fiber* ready_next = nullptr;   // ready-queue link
     stack_mapping stack;
-    char* stack_low = nullptr;           // lowest usable address
+    char* stack_low = nullptr;  // lowest usable address
     std::size_t stack_usable = 0;
     void (*invoke)(void*) = nullptr;
     void* payload = nullptr;
@@ -113,10 +113,10 @@ inline std::int64_t now_ns() noexcept {
 
 // Run-time scheduling settings of one cluster (resolved cluster_options).
 struct schedule_settings {
-    std::int64_t idle_spin_ns;     // longest idle spin before sleeping
-    std::int64_t handoff_grace_ns; // how long a hand-off is reserved for its waker's processor
-    std::int64_t handoff_watch_ns; // longest timed sleep of a processor watching hand-offs
-    unsigned handoff_streak;       // hand-offs run in a row before the queue gets a turn
+    std::int64_t idle_spin_ns;      // longest idle spin before sleeping
+    std::int64_t handoff_grace_ns;  // how long a hand-off is reserved for its waker's processor
+    std::int64_t handoff_watch_ns;  // longest timed sleep of a processor watching hand-offs
+    unsigned handoff_streak;        // hand-offs run in a row before the queue gets a turn
 };
 
 class processor {
@@ -172,16 +172,16 @@ private:
     // placement (same handoff_seq_) has waited for the grace period.
     std::atomic<fiber*> runnext_{nullptr};
     std::atomic<std::uint32_t> handoff_seq_{0};  // bumped by each hand_off (owner only)
-    unsigned streak_ = 0;                       // hand-offs run in a row
+    unsigned streak_ = 0;                        // hand-offs run in a row
     // This processor in its cluster's idle group (sleep word, spinner count).
     idle_group::member idle_;
     std::atomic<bool> retire_{false};
     std::atomic<bool> stop_{false};
     int pin_pu_;
     std::thread kthread_;
-    detail::fast_rng rng_;  // find_work's first victim
-    std::int64_t spin_estimate_ns_; // adaptive idle spin: recent time-to-work
-    std::int64_t watch_ns_ = 0;     // current timed sleep while watching hand-offs
+    detail::fast_rng rng_;           // find_work's first victim
+    std::int64_t spin_estimate_ns_;  // adaptive idle spin: recent time-to-work
+    std::int64_t watch_ns_ = 0;      // current timed sleep while watching hand-offs
     // A thief's last look at each victim's hand-off slot.
     struct handoff_seen {
         std::uint32_t seq = 0;

@@ -131,8 +131,7 @@ void stack_release_to_pool(const stack_mapping& s) noexcept {
                 p.free.push_back(s);
                 p.lock.unlock();
                 return;
-            } catch (...) {
-            }
+            } catch (...) {}
         }
         p.lock.unlock();
     }

@@ -99,10 +99,8 @@ private:
             const auto next = any ? heap_.front()->deadline : timer_node::clock::time_point{};
             lock_.unlock();
             // A kick after `seen` was read changes seq_, so the wait returns.
-            if (any)
-                futex_wait_until(seq_, seen, next);
-            else
-                futex_wait(seq_, seen);
+            if (any) futex_wait_until(seq_, seen, next);
+            else futex_wait(seq_, seen);
         }
     }
 

@@ -40,8 +40,8 @@ void report_stray_wake(const char* kind, const char* name, const void* address) 
 
 void report_destroyed_with_waiters(const char* kind, const char* name, const void* address,
                                    std::size_t waiters) {
-    report_misuse(describe(kind, name, address) + ": destroyed while " +
-                  std::to_string(waiters) + " thread(s) wait on it");
+    report_misuse(describe(kind, name, address) + ": destroyed while " + std::to_string(waiters) +
+                  " thread(s) wait on it");
 }
 
 }  // namespace troupe::detail

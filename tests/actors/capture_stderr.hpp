@@ -16,7 +16,10 @@ public:
         saved_ = ::dup(2);
         ::dup2(::fileno(file_), 2);
     }
-    ~capture_stderr() { restore(); if (file_) std::fclose(file_); }
+    ~capture_stderr() {
+        restore();
+        if (file_) std::fclose(file_);
+    }
     capture_stderr(const capture_stderr&) = delete;
 
     /// Stops capturing and returns everything captured.

@@ -1,7 +1,7 @@
 // The copy queue: FIFO, amortised growth, index reset, and the reclamation
 // rule (shrink only when less than half was used over a window of gulps).
-#include "actor_fixture.hpp"
 #include "troupe/detail/copy_queue.hpp"
+#include "actor_fixture.hpp"
 
 using troupe::detail::copy_queue;
 using troupe::detail::envelope;
@@ -64,8 +64,7 @@ TEST_CASE("a burst grows the queue; it is halved only after a window of under-ha
     for (int i = 0; i < 1000; ++i) q.push(env(1));
     const auto big = q.capacity();
     CHECK(big >= 1000);
-    while (q.pop()) {
-    }
+    while (q.pop()) {}
     q.reclaim(1000);
     // A steady load above half the capacity never shrinks it.
     for (std::uint32_t g = 0; g < 3 * window; ++g) q.reclaim(big / 2 + 1);
@@ -79,8 +78,7 @@ TEST_CASE("a burst grows the queue; it is halved only after a window of under-ha
     CHECK(q.capacity() == troupe::defaults::actors::copy_queue_min_capacity);
     // One large gulp in every window keeps the capacity.
     for (int i = 0; i < 100; ++i) q.push(env(1));
-    while (q.pop()) {
-    }
+    while (q.pop()) {}
     const auto mid = q.capacity();
     for (std::uint32_t g = 0; g < 4 * window; ++g) q.reclaim(g % (window / 2) == 0 ? 100 : 1);
     CHECK(q.capacity() == mid);

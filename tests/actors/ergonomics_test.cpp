@@ -92,7 +92,9 @@ struct busy_account : account {
 };
 }  // namespace
 
-TEST_CASE("stop() reports the surviving actors (type and count) after the grace period and keeps waiting") {
+TEST_CASE(
+    "stop() reports the surviving actors (type and count) after the grace period and keeps "
+    "waiting") {
     on_workers([](std::size_t w) {
         std::vector<troupe::stop_report> reports;
         std::vector<troupe::actor*> forgotten;
@@ -152,7 +154,8 @@ TEST_CASE("the default stop report goes to stderr") {
     lonely l;
     ping p;
     troupe::ask(l, p).get();
-    const auto r = sys.stop_for(std::chrono::milliseconds(30));  // reports while it waits, then gives up
+    const auto r =
+        sys.stop_for(std::chrono::milliseconds(30));  // reports while it waits, then gives up
     CHECK_FALSE(r.finished);
     const std::string text = err.text();
     CHECK(contains(text, "actor system 'bank'"));
@@ -170,8 +173,11 @@ TEST_CASE("misuse kinds: benign reports continue by default, the action is a set
     {
         // The default handler, a benign report: printed, and the program goes on.
         troupe_test::capture_stderr err;
-        troupe::detail::report_misuse("message 'x': destroyed without ever being sent", misuse_kind::lost_message);
-        CHECK(contains(err.text(), "troupe: misuse: message 'x': destroyed without ever being sent; continuing"));
+        troupe::detail::report_misuse("message 'x': destroyed without ever being sent",
+                                      misuse_kind::lost_message);
+        CHECK(
+            contains(err.text(),
+                     "troupe: misuse: message 'x': destroyed without ever being sent; continuing"));
     }
     const auto old = troupe::set_misuse_action(misuse_kind::repaired, misuse_action::abort);
     CHECK(old == misuse_action::continue_);
@@ -180,7 +186,9 @@ TEST_CASE("misuse kinds: benign reports continue by default, the action is a set
     CHECK(std::string{troupe::to_string(misuse_kind::released_waiters)} == "released_waiters");
 }
 
-TEST_CASE("a message of a local class destroyed unsent: named as the user wrote it, and the program continues") {
+TEST_CASE(
+    "a message of a local class destroyed unsent: named as the user wrote it, and the program "
+    "continues") {
     struct lonely_msg : troupe::message {};
     if constexpr (!troupe::checked_build) return;
     {
@@ -213,8 +221,6 @@ TEST_CASE("type names as the user wrote them") {
 TEST_CASE("statistics in a build without them say so") {
     std::ostringstream os;
     os << troupe::actor_statistics{};
-    if constexpr (troupe::actor_statistics::built_in)
-        CHECK(contains(os.str(), "messages sent"));
-    else
-        CHECK(contains(os.str(), "statistics not built in"));
+    if constexpr (troupe::actor_statistics::built_in) CHECK(contains(os.str(), "messages sent"));
+    else CHECK(contains(os.str(), "statistics not built in"));
 }

@@ -24,7 +24,8 @@ struct seen_exceptions {
     troupe::behaviour_exception_handler handler() {
         return [this](const troupe::behaviour_exception& e) {
             std::lock_guard g{m};
-            lines.push_back(e.actor_type + "|" + e.message_type + "|" + e.exception_type + "|" + e.what);
+            lines.push_back(e.actor_type + "|" + e.message_type + "|" + e.exception_type + "|" +
+                            e.what);
             return answer;
         };
     }
@@ -108,12 +109,15 @@ TEST_CASE("a behaviour that replies, then throws after the requester freed the r
         freed.fulfil();
         a | troupe::finished_msg;  // the handler said Nodelete: still running
         sys.stop();
-        CHECK(seen.get() == std::vector<std::string>{"reply_then_throw|answer|std::runtime_error|after the reply"});
+        CHECK(seen.get() == std::vector<std::string>{
+                                "reply_then_throw|answer|std::runtime_error|after the reply"});
         CHECK(a.finished());
     });
 }
 
-TEST_CASE("a forwarded request: the forwardee's reply wins; the forwarder's exception goes to the handler") {
+TEST_CASE(
+    "a forwarded request: the forwardee's reply wins; the forwarder's exception goes to the "
+    "handler") {
     // Before the fix the forwarder's dispatcher delivered its exception to
     // the requester (which then got logic_error instead of 7) and the
     // forwardee's reply raised future_error.
@@ -132,7 +136,8 @@ TEST_CASE("a forwarded request: the forwardee's reply wins; the forwarder's exce
         sys.stop();
         const auto lines = seen.get();
         CHECK(lines.size() == 20);
-        for (const auto& l : lines) CHECK(l == "forward_then_throw|answer|std::logic_error|after the forward");
+        for (const auto& l : lines)
+            CHECK(l == "forward_then_throw|answer|std::logic_error|after the forward");
     });
 }
 
@@ -155,18 +160,21 @@ TEST_CASE("a forwarder that throws after the requester freed the forwarded reque
         b | troupe::finished_msg;
         sys.stop();
         other.stop();
-        CHECK(seen.get() == std::vector<std::string>{"forward_then_throw|answer|std::logic_error|after the forward"});
+        CHECK(seen.get() == std::vector<std::string>{
+                                "forward_then_throw|answer|std::logic_error|after the forward"});
     });
 }
 
-TEST_CASE("an exception from an ordinary behaviour reaches the system's handler with the names the user wrote") {
+TEST_CASE(
+    "an exception from an ordinary behaviour reaches the system's handler with the names the user "
+    "wrote") {
     on_workers([](std::size_t w) {
         seen_exceptions seen;
         troupe::actor_system sys{config(w, seen)};
         thrower t;
         troupe::send<boom>(t, 1);  // a value send: freed after the throwing receive (ASan: no leak)
         count_msg c;
-        t | c;                     // Nodelete from the handler: the actor keeps receiving
+        t | c;  // Nodelete from the handler: the actor keeps receiving
         t | troupe::finished_msg;
         sys.stop();
         CHECK(t.received == 2);
@@ -184,7 +192,9 @@ TEST_CASE("the handler may end the actor (Delete frees a heap actor)") {
     CHECK(seen.get().size() == 1);
 }
 
-TEST_CASE("default policy: reported on stderr with the names and what(), the actor terminates as if Finished") {
+TEST_CASE(
+    "default policy: reported on stderr with the names and what(), the actor terminates as if "
+    "Finished") {
     on_workers([](std::size_t w) {
         troupe_test::capture_stderr err;
         troupe::actor_system sys{w};
@@ -214,7 +224,8 @@ TEST_CASE("an exception that is not a std::exception") {
     CHECK(seen.get() == std::vector<std::string>{"odd|count_msg|int|"});
 }
 
-TEST_CASE("reply duty: replying twice throws future_error, reply_exception after a reply is ignored") {
+TEST_CASE(
+    "reply duty: replying twice throws future_error, reply_exception after a reply is ignored") {
     struct twice : troupe::actor {
         bool second_threw = false, exception_ignored = false;
         troupe::allocation receive(answer& q) {
@@ -224,7 +235,8 @@ TEST_CASE("reply duty: replying twice throws future_error, reply_exception after
             } catch (const troupe::future_error&) {
                 second_threw = true;
             }
-            exception_ignored = !q.reply_exception(std::make_exception_ptr(std::runtime_error("x")));
+            exception_ignored =
+                !q.reply_exception(std::make_exception_ptr(std::runtime_error("x")));
             return troupe::Nodelete;
         }
     };
@@ -238,7 +250,9 @@ TEST_CASE("reply duty: replying twice throws future_error, reply_exception after
     CHECK(t.exception_ignored);
 }
 
-TEST_CASE("a deferred request is answered later by another thread; the behaviour's exception goes to the handler") {
+TEST_CASE(
+    "a deferred request is answered later by another thread; the behaviour's exception goes to the "
+    "handler") {
     struct keeper : troupe::actor {
         answer* kept = nullptr;
         troupe::future<void>* taken = nullptr;

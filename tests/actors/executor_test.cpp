@@ -8,8 +8,8 @@
 #include "actor_fixture.hpp"
 #include "leak_check.hpp"
 
-using troupe_test::scaled;
 using troupe_test::on_workers;
+using troupe_test::scaled;
 
 namespace {
 

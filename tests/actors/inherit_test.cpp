@@ -50,7 +50,9 @@ struct server2 : server {
 
 }  // namespace
 
-TEST_CASE("Delete on a heap actor and message deep in their hierarchies runs the most derived destructors") {
+TEST_CASE(
+    "Delete on a heap actor and message deep in their hierarchies runs the most derived "
+    "destructors") {
     on_workers([](std::size_t w) {
         take();
         {
@@ -62,8 +64,8 @@ TEST_CASE("Delete on a heap actor and message deep in their hierarchies runs the
             *static_cast<server2*>(a) | *msg;
             sys.stop();
         }
-        CHECK(take() == std::vector<std::string>{"server2 got", "got 1", "~d_msg2", "~d_msg", "~msg_wrapper",
-                                                 "~server2", "~server"});
+        CHECK(take() == std::vector<std::string>{"server2 got", "got 1", "~d_msg2", "~d_msg",
+                                                 "~msg_wrapper", "~server2", "~server"});
     });
 }
 

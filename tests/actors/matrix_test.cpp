@@ -40,7 +40,8 @@ TEST_CASE("Z = X * Y by row actors equals the sequential product") {
         }
         for (std::size_t i = 0; i < un; ++i)
             for (std::size_t j = 0; j < un; ++j)
-                for (std::size_t k = 0; k < un; ++k) expect[i * un + j] += x[i * un + k] * y[k * un + j];
+                for (std::size_t k = 0; k < un; ++k)
+                    expect[i * un + j] += x[i * un + k] * y[k * un + j];
         troupe::actor_system sys{w};
         std::unique_ptr<row_actor[]> rows{new row_actor[un]};
         std::unique_ptr<row_msg[]> msgs{new row_msg[un]};

@@ -38,7 +38,7 @@ struct member : troupe::actor {
     // worker's kernel thread, or its user thread with user-thread workers
     // (which may migrate between kernel threads).
     std::vector<const troupe::context*> ran_on;
-    long work = 0;                        // busy-loop iterations per receive
+    long work = 0;  // busy-loop iterations per receive
 
     member() { std::fill(std::begin(last_seq), std::end(last_seq), -1); }
 
@@ -60,8 +60,8 @@ struct member : troupe::actor {
 
 // Creates `count` members from this (non-worker) thread, in order, kicks
 // each once, waits for the system to stop and checks every count and order.
-std::unique_ptr<member[]> run_groups(const troupe::executor_config& cfg, long count, long rounds, long work = 0,
-                                     troupe::actor_statistics* stats = nullptr) {
+std::unique_ptr<member[]> run_groups(const troupe::executor_config& cfg, long count, long rounds,
+                                     long work = 0, troupe::actor_statistics* stats = nullptr) {
     troupe::actor_system sys{cfg};
     std::unique_ptr<member[]> a{new member[static_cast<std::size_t>(count)]};
     for (long i = 0; i < count; ++i) {
@@ -86,7 +86,9 @@ std::unique_ptr<member[]> run_groups(const troupe::executor_config& cfg, long co
 
 }  // namespace
 
-TEST_CASE("grouped placement: a run of consecutive creations shares a worker, the next run the next worker") {
+TEST_CASE(
+    "grouped placement: a run of consecutive creations shares a worker, the next run the next "
+    "worker") {
     // Stealing off, so each actor runs only where placement put it. With the
     // spread placement (the only rule before grouped placement existed)
     // every group here straddles all workers and this test fails.
@@ -146,9 +148,11 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
     // mailbox (unless the victim is inside a batch, i.e. running
     // behaviours), so with two workers each runs some behaviour whatever
     // the steals do.
-    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest, troupe::victim_policy::locality}) {
+    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,
+                        troupe::victim_policy::locality}) {
         CAPTURE(troupe::to_string(policy));
-        troupe_test::watchdog wd{"grouped placement with stealing, " + std::string{troupe::to_string(policy)}};
+        troupe_test::watchdog wd{"grouped placement with stealing, " +
+                                 std::string{troupe::to_string(policy)}};
         troupe::executor_config cfg = troupe_test::workers(2);
         cfg.victims = policy;
         cfg.placement = troupe::external_placement::grouped;
@@ -184,7 +188,8 @@ struct numbered : troupe::actor {
 }  // namespace
 
 TEST_CASE("sends from threads that create actors concurrently stay FIFO under either placement") {
-    for (auto placement : {troupe::external_placement::grouped, troupe::external_placement::spread}) {
+    for (auto placement :
+         {troupe::external_placement::grouped, troupe::external_placement::spread}) {
         troupe_test::on_workers([placement](std::size_t w) {
             CAPTURE(troupe::to_string(placement));
             troupe::executor_config cfg = troupe_test::workers(w);
@@ -262,7 +267,8 @@ void queued_behind_busy_worker(troupe::external_placement placement) {
 }  // namespace
 
 TEST_CASE("a message from main queued behind a busy worker wakes a sleeping one to take it") {
-    for (auto placement : {troupe::external_placement::spread, troupe::external_placement::grouped}) {
+    for (auto placement :
+         {troupe::external_placement::spread, troupe::external_placement::grouped}) {
         CAPTURE(troupe::to_string(placement));
         troupe_test::watchdog wd{"message queued behind a busy worker"};
         queued_behind_busy_worker(placement);

@@ -132,10 +132,8 @@ struct hop : troupe::actor {
     doubler* last = nullptr;
     troupe::allocation receive(get_value& q) {
         q.operand += 1;
-        if (last)
-            *last | q;
-        else
-            *static_cast<hop*>(next_hop) | q;
+        if (last) *last | q;
+        else *static_cast<hop*>(next_hop) | q;
         return troupe::Nodelete;
     }
 };
@@ -196,7 +194,8 @@ TEST_CASE("seams: ask from every context: value, exception, requester frees the 
                 } catch (const std::domain_error&) {
                     threw = true;
                 }
-                if (!threw) throw std::logic_error("the behaviour's exception did not reach the requester");
+                if (!threw)
+                    throw std::logic_error("the behaviour's exception did not reach the requester");
             });
         }
         d | troupe::finished_msg;
@@ -219,7 +218,8 @@ TEST_CASE("seams: a request forwarded through several actors, from every context
                 for (long i = 0; i < n; ++i) {
                     auto q = std::make_unique<get_value>();
                     q->operand = i;
-                    if (troupe::ask(h1, *q).get() != 2 * (i + 2)) throw std::logic_error("wrong answer");
+                    if (troupe::ask(h1, *q).get() != 2 * (i + 2))
+                        throw std::logic_error("wrong answer");
                 }
             });
         }
@@ -239,9 +239,9 @@ constexpr int sends_per_round = 20;  // the mailbox (16 envelopes) grows once
 
 // What `count` sends with the n-th allocation failing did.
 struct send_tally {
-    long ok = 0;      // sends that returned
-    long failed = 0;  // sends that threw std::bad_alloc
-    long sum = 0;     // the payloads of the sends that returned
+    long ok = 0;         // sends that returned
+    long failed = 0;     // sends that threw std::bad_alloc
+    long sum = 0;        // the payloads of the sends that returned
     bool fired = false;  // whether the n-th allocation came (and failed)
 };
 
@@ -253,10 +253,8 @@ send_tally send_failing(doubler& d, tick* t, int count, std::size_t n) {
     troupe_test::fail_allocation guard{n};
     for (int i = 1; i <= count; ++i) {
         try {
-            if (!t)
-                troupe::send<payload>(d, long{i});
-            else
-                d | *t;
+            if (!t) troupe::send<payload>(d, long{i});
+            else d | *t;
             ++r.ok;
             r.sum += i;
         } catch (const std::bad_alloc&) {
@@ -301,7 +299,9 @@ bool send_round(context c, std::size_t n, bool value_sends) {
 
 }  // namespace
 
-TEST_CASE("seams: allocation failure at each allocation point of a send, from a user thread and an OS thread") {
+TEST_CASE(
+    "seams: allocation failure at each allocation point of a send, from a user thread and an OS "
+    "thread") {
     troupe_test::watchdog wd{"send allocation failure"};
     for (context c : {context::user_thread, context::os_thread}) {
         for (bool value_sends : {false, true}) {
@@ -327,9 +327,12 @@ TEST_CASE("seams: allocation failure at each allocation point of sends from a be
             troupe::actor_system host{1};
             doubler d{host};
             runner r{host};
-            auto t = value_sends ? nullptr : std::make_unique<tick>();  // (an unsent one is reported)
+            auto t =
+                value_sends ? nullptr : std::make_unique<tick>();  // (an unsent one is reported)
             send_tally s;
-            std::function<void()> body = [&] { s = send_failing(d, t.get(), 2 * sends_per_round, n); };
+            std::function<void()> body = [&] {
+                s = send_failing(d, t.get(), 2 * sends_per_round, n);
+            };
             run_body q;
             q.body = &body;
             troupe::ask(r, q).get();
@@ -391,7 +394,8 @@ TEST_CASE("seams: an exception from an ordinary behaviour, messages sent from ev
         std::atomic<long> handled{0};
         auto cfg = troupe_test::workers(w);
         cfg.on_behaviour_exception = [&](const troupe::behaviour_exception& e) {
-            if (e.actor_type == "fragile" && e.message_type == "payload" && e.what == "multiple of three")
+            if (e.actor_type == "fragile" && e.message_type == "payload" &&
+                e.what == "multiple of three")
                 handled.fetch_add(1, std::memory_order_relaxed);
             return troupe::Nodelete;
         };
@@ -403,8 +407,8 @@ TEST_CASE("seams: an exception from an ordinary behaviour, messages sent from ev
             });
         f | troupe::finished_msg;
         sys.stop();
-        CHECK(f.got == 90);             // every message received once
-        CHECK(handled.load() == 30);    // every exception handled once
+        CHECK(f.got == 90);                // every message received once
+        CHECK(handled.load() == 30);       // every exception handled once
         CHECK(live_payloads.load() == 0);  // thrown-through messages freed too
     });
 }

@@ -72,7 +72,8 @@ void run_unbalanced(troupe::executor_config cfg) {
     std::vector<member*> table;
     // Spread placement hands out tickets round-robin: keep only those landing
     // in worker 0's range (mailboxes [0, per)) for loaded actors.
-    for (std::size_t ticket = 0; members.size() < static_cast<std::size_t>(groups * Set); ticket = (ticket + 1) % m) {
+    for (std::size_t ticket = 0; members.size() < static_cast<std::size_t>(groups * Set);
+         ticket = (ticket + 1) % m) {
         if (ticket < per) {
             members.push_back(std::make_unique<member>());
             table.push_back(members.back().get());
@@ -101,7 +102,8 @@ void run_unbalanced(troupe::executor_config cfg) {
 }  // namespace
 
 TEST_CASE("unbalanced load: FIFO per sender and one worker per actor, every heuristic") {
-    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest, troupe::victim_policy::locality}) {
+    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,
+                        troupe::victim_policy::locality}) {
         for (std::size_t w : {2u, 4u}) {
             CAPTURE(troupe::to_string(policy));
             CAPTURE(w);
@@ -206,12 +208,15 @@ void blocked_behaviours(std::size_t w, troupe::victim_policy policy) {
 
 }  // namespace
 
-TEST_CASE("behaviours blocked on a helper's reply: every victim policy finds the helper's mailbox") {
-    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest, troupe::victim_policy::locality}) {
+TEST_CASE(
+    "behaviours blocked on a helper's reply: every victim policy finds the helper's mailbox") {
+    for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,
+                        troupe::victim_policy::locality}) {
         for (std::size_t w : {2u, 3u, 4u}) {
             CAPTURE(troupe::to_string(policy));
             CAPTURE(w);
-            troupe_test::watchdog wd{"blocked behaviours, " + std::string{troupe::to_string(policy)} + ", " +
+            troupe_test::watchdog wd{"blocked behaviours, " +
+                                     std::string{troupe::to_string(policy)} + ", " +
                                      std::to_string(w) + " workers"};
             for (int round = 0; round < 5; ++round) blocked_behaviours(w, policy);
         }

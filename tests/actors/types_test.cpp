@@ -115,7 +115,8 @@ TEST_CASE("two message types to one actor, and through nested inheritance") {
             derived_actor d;
             d | minus | five;
             sys.stop();
-            CHECK(take_log() == std::vector<std::string>{"derived other_msg -1", "derived other_msg 5"});
+            CHECK(take_log() ==
+                  std::vector<std::string>{"derived other_msg -1", "derived other_msg 5"});
             CHECK(d.finished());
         }
         {
@@ -123,7 +124,8 @@ TEST_CASE("two message types to one actor, and through nested inheritance") {
             derived_actor2 d2;  // receives through two levels of inheritance
             d2 | minus | five;
             sys.stop();
-            CHECK(take_log() == std::vector<std::string>{"derived other_msg -1", "derived other_msg 5"});
+            CHECK(take_log() ==
+                  std::vector<std::string>{"derived other_msg -1", "derived other_msg 5"});
         }
     });
 }

@@ -10,8 +10,9 @@
 
 namespace {
 
-troupe::victim_context context(std::size_t self, std::size_t workers, const std::vector<std::size_t>& pus,
-                               const troupe::topology* t, const std::atomic<std::uint64_t>* stamps = nullptr) {
+troupe::victim_context context(std::size_t self, std::size_t workers,
+                               const std::vector<std::size_t>& pus, const troupe::topology* t,
+                               const std::atomic<std::uint64_t>* stamps = nullptr) {
     troupe::victim_context c;
     c.self = self;
     c.workers = workers;
@@ -82,9 +83,9 @@ TEST_CASE("locality groups from another worker's point of view, and on a cache-o
     const std::vector<std::size_t> cpus{0, 1, 2, 3, 4, 5, 6, 7};
     troupe::locality_victims v{context(0, 8, cpus, &c)};
     REQUIRE(v.groups().size() == 3);
-    CHECK(v.groups()[0] == std::vector<std::size_t>{1});           // shared L2
-    CHECK(v.groups()[1] == std::vector<std::size_t>{1, 2, 3});     // shared L3
-    CHECK(v.groups()[2].size() == 7);                              // everybody
+    CHECK(v.groups()[0] == std::vector<std::size_t>{1});        // shared L2
+    CHECK(v.groups()[1] == std::vector<std::size_t>{1, 2, 3});  // shared L3
+    CHECK(v.groups()[2].size() == 7);                           // everybody
 }
 
 TEST_CASE("without a topology, locality is one group (random stealing)") {
@@ -146,14 +147,17 @@ TEST_CASE("longest victim: a worker whose stamp stays oldest does not hide the o
 TEST_CASE("a custom victim selector is used by the executor") {
     troupe_test::watchdog wd{"custom victims"};
     troupe::executor_config cfg = troupe_test::workers(2);
-    cfg.custom_victims = [](const troupe::victim_context& c) { return std::make_unique<always_next>(c); };
+    cfg.custom_victims = [](const troupe::victim_context& c) {
+        return std::make_unique<always_next>(c);
+    };
     {
         troupe::actor_system sys{cfg};
         struct quick : troupe::actor {};
         quick q;
         q | troupe::finished_msg;
         // An idle worker tries to steal within its first passes.
-        for (int i = 0; i < 1000000 && always_next::calls.load() == 0; ++i) troupe::this_thread::yield();
+        for (int i = 0; i < 1000000 && always_next::calls.load() == 0; ++i)
+            troupe::this_thread::yield();
         sys.stop();
     }
     CHECK(always_next::calls.load() > 0);

@@ -93,9 +93,9 @@ TEST_CASE("rendezvous: an insert completes only when a remove takes it") {
         channel<int> ch{0};
         std::atomic<bool> inserted{false};
         troupe::thread producer{c, [&] {
-            ch.insert(42);
-            inserted = true;
-        }};
+                                    ch.insert(42);
+                                    inserted = true;
+                                }};
         wait_until([&] { return ch.waiting_producers() == 1; });
         CHECK_FALSE(inserted.load());
         CHECK(ch.remove() == 42);
@@ -152,8 +152,8 @@ TEST_CASE("close: producers get their element back; remove drains, stop_on_close
     std::string s;
     CHECK(ch.try_remove(s, troupe::stop_on_close) == channel_status::closed);
     CHECK_THROWS_AS(ch.remove(troupe::stop_on_close), troupe::channel_closed);
-    CHECK(ch.size() == 2);  // stop left them there
-    CHECK(ch.remove() == "a");      // drain
+    CHECK(ch.size() == 2);      // stop left them there
+    CHECK(ch.remove() == "a");  // drain
     CHECK(ch.try_remove(s) == channel_status::success);
     CHECK(s == "b");
     CHECK(ch.try_remove(s) == channel_status::closed);
@@ -210,7 +210,8 @@ TEST_CASE("close releases blocked producers (with their values) and consumers") 
         for (int i = 0; i < 4; ++i)
             cs.emplace_back(c, [&, i] {
                 try {
-                    if (i % 2) (void)empty.remove(); else (void)empty.remove(troupe::stop_on_close);
+                    if (i % 2) (void)empty.remove();
+                    else (void)empty.remove(troupe::stop_on_close);
                 } catch (troupe::channel_closed&) {
                     ++closed_seen;
                 }
@@ -232,8 +233,8 @@ TEST_CASE("move-only elements") {
             channel<std::unique_ptr<int>> ch{cap};
             long sum = 0;
             troupe::thread consumer{c, [&] {
-                for (auto& p : ch) sum += *p;
-            }};
+                                        for (auto& p : ch) sum += *p;
+                                    }};
             for (int i = 1; i <= 1000; ++i) ch << std::make_unique<int>(i);
             ch.close();
             consumer.join();
@@ -242,12 +243,12 @@ TEST_CASE("move-only elements") {
             channel<std::unique_ptr<int>> z{0};
             std::unique_ptr<int> back;
             troupe::thread p{c, [&] {
-                try {
-                    z.insert(std::make_unique<int>(9));
-                } catch (troupe::channel_closed_with<std::unique_ptr<int>>& e) {
-                    back = std::move(e.value());
-                }
-            }};
+                                 try {
+                                     z.insert(std::make_unique<int>(9));
+                                 } catch (troupe::channel_closed_with<std::unique_ptr<int>>& e) {
+                                     back = std::move(e.value());
+                                 }
+                             }};
             wait_until([&] { return z.waiting_producers() == 1; });
             z.close();
             p.join();

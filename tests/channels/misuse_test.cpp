@@ -2,12 +2,12 @@
 // in checked builds, and the blocked threads are released either way.
 // Statistics builds: per-channel counters, aggregated into one report at
 // exit unless asked per channel.
+#include <unistd.h>
 #include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "fixture.hpp"
@@ -129,8 +129,8 @@ std::string captured_stderr(F f) {
 void three_transfers(troupe::cluster& c, const char* name) {
     channel<int> ch{1, name};
     troupe::thread consumer{c, [&] {
-        for (int i = 0; i < 3; ++i) (void)ch.remove();
-    }};
+                                for (int i = 0; i < 3; ++i) (void)ch.remove();
+                            }};
     for (int i = 0; i < 3; ++i) ch.insert(i);
     consumer.join();
     const auto mine = ch.statistics();

@@ -29,27 +29,27 @@ TEST_CASE("ping-pong between two threads, ended by close") {
         std::atomic<int> exits{0};
         int ponged = 0;
         troupe::thread ponger{c, [&] {
-            try {
-                for (;;) {
-                    int v = ping.remove(troupe::stop_on_close);
-                    pong.insert(v + 1);
-                    ++ponged;
-                }
-            } catch (troupe::channel_closed&) {
-                ++exits;
-            }
-        }};
+                                  try {
+                                      for (;;) {
+                                          int v = ping.remove(troupe::stop_on_close);
+                                          pong.insert(v + 1);
+                                          ++ponged;
+                                      }
+                                  } catch (troupe::channel_closed&) {
+                                      ++exits;
+                                  }
+                              }};
         troupe::thread pinger{c, [&] {
-            int v = 0;
-            for (int i = 0; i < rounds; ++i) {
-                ping.insert(v);
-                v = pong.remove();
-            }
-            CHECK(v == rounds);
-            ping.close();
-            pong.close();
-            ++exits;
-        }};
+                                  int v = 0;
+                                  for (int i = 0; i < rounds; ++i) {
+                                      ping.insert(v);
+                                      v = pong.remove();
+                                  }
+                                  CHECK(v == rounds);
+                                  ping.close();
+                                  pong.close();
+                                  ++exits;
+                              }};
         pinger.join();
         ponger.join();
         CHECK(exits == 2);
@@ -102,12 +102,12 @@ TEST_CASE("daisy chain: a pipeline of channels through many threads keeps order"
         for (int s = 0; s < stages; ++s)
             ts.emplace_back(c, [&, s] {
                 for (int v : *links[s]) links[s + 1]->insert(v + 1);  // drains, then
-                links[s + 1]->close();                               // passes the close on
+                links[s + 1]->close();                                // passes the close on
             });
         troupe::thread source{c, [&] {
-            for (int i = 0; i < values; ++i) links[0]->insert(i);
-            links[0]->close();
-        }};
+                                  for (int i = 0; i < values; ++i) links[0]->insert(i);
+                                  links[0]->close();
+                              }};
         int expect = stages;
         bool in_order = true;
         for (int v : *links[stages]) in_order = in_order && v == expect++;
@@ -365,8 +365,7 @@ TEST_CASE("close under load: nothing inserted is lost, nothing is duplicated") {
                             ++n;
                             flowing.fetch_add(1, std::memory_order_relaxed);
                         }
-                    } catch (troupe::channel_closed&) {
-                    }
+                    } catch (troupe::channel_closed&) {}
                     removed_sum += s;
                     removed_n += n;
                 });

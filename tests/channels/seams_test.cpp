@@ -54,8 +54,9 @@ void each_context_no_leak(F body) {
 
 // ---------------------------------------------- a throwing copy constructor
 
-TEST_CASE("insert(const T&) / try_insert(const T&) whose copy throws leave the channel unchanged "
-          "(strong)") {
+TEST_CASE(
+    "insert(const T&) / try_insert(const T&) whose copy throws leave the channel unchanged "
+    "(strong)") {
     on_processors([](troupe::cluster& c) {
         for (from where : both) {
             CAPTURE(int(where));
@@ -83,8 +84,9 @@ TEST_CASE("insert(const T&) / try_insert(const T&) whose copy throws leave the c
     });
 }
 
-TEST_CASE("flush whose copy throws: consumers served so far keep their copy, the others still "
-          "wait (basic)") {
+TEST_CASE(
+    "flush whose copy throws: consumers served so far keep their copy, the others still "
+    "wait (basic)") {
     each_context_no_leak([](troupe::cluster& c, from where) {
         channel<tracked> ch{0, "flush"};
         std::atomic<int> got{0};
@@ -107,8 +109,9 @@ TEST_CASE("flush whose copy throws: consumers served so far keep their copy, the
     });
 }
 
-TEST_CASE("buffered transfers with copies that sometimes throw: every inserted element arrives "
-          "once") {
+TEST_CASE(
+    "buffered transfers with copies that sometimes throw: every inserted element arrives "
+    "once") {
     on_processors([](troupe::cluster& c) {
         const int n = troupe_test::scaled(2'000, 4);
         for (from where : both) {
@@ -127,8 +130,7 @@ TEST_CASE("buffered transfers with copies that sometimes throw: every inserted e
                             copies_fail_after f{i % 3 == 0 ? 0 : -1};  // every third copy throws
                             ch.insert(t);
                             inserted.push_back(i);
-                        } catch (copy_failure&) {
-                        }
+                        } catch (copy_failure&) {}
                     }
                     ch.close();
                 });
@@ -146,8 +148,9 @@ TEST_CASE("buffered transfers with copies that sometimes throw: every inserted e
 
 // ------------------------------------------------- closed while waited on
 
-TEST_CASE("close while producers and consumers wait: producers get their element back, "
-          "consumers channel_closed") {
+TEST_CASE(
+    "close while producers and consumers wait: producers get their element back, "
+    "consumers channel_closed") {
     each_context_no_leak([](troupe::cluster& c, from where) {
         channel<tracked> full{1, "full"}, empty{1, "empty"};
         full.insert(tracked{0});
@@ -169,13 +172,11 @@ TEST_CASE("close while producers and consumers wait: producers get their element
                 }
             }));
         }
-        wait_until([&] {
-            return full.waiting_producers() == 2 && empty.waiting_consumers() == 2;
-        });
+        wait_until([&] { return full.waiting_producers() == 2 && empty.waiting_consumers() == 2; });
         full.close();
         empty.close();
         for (auto& t : ts) t->join();
-        CHECK(back == 3);    // 1 + 2: each producer's own element
+        CHECK(back == 3);  // 1 + 2: each producer's own element
         CHECK(closed == 2);
         CHECK(full.remove().value == 0);  // drain keeps the buffered one
     });
@@ -183,8 +184,9 @@ TEST_CASE("close while producers and consumers wait: producers get their element
 
 // ---------------------------------------------- destroyed while waited on
 
-TEST_CASE("destroying a channel while threads block: released with channel_closed, elements "
-          "returned, nothing touched after") {
+TEST_CASE(
+    "destroying a channel while threads block: released with channel_closed, elements "
+    "returned, nothing touched after") {
     on_processors([](troupe::cluster& c) {
         for (from where : both) {
             CAPTURE(int(where));

@@ -134,21 +134,21 @@ TEST_CASE("exclusive or over two channels: exactly one value is taken, the other
             // Both producers race for the one selector; the loser's value
             // must stay with its producer (capacity 0: it keeps waiting).
             troupe::thread pa{c, [&] {
-                try {
-                    a.insert(1);
-                    ++delivered;
-                } catch (troupe::channel_closed_with<int>& e) {
-                    CHECK(e.value() == 1);
-                }
-            }};
+                                  try {
+                                      a.insert(1);
+                                      ++delivered;
+                                  } catch (troupe::channel_closed_with<int>& e) {
+                                      CHECK(e.value() == 1);
+                                  }
+                              }};
             troupe::thread pb{c, [&] {
-                try {
-                    b.insert(2);
-                    ++delivered;
-                } catch (troupe::channel_closed_with<int>& e) {
-                    CHECK(e.value() == 2);
-                }
-            }};
+                                  try {
+                                      b.insert(2);
+                                      ++delivered;
+                                  } catch (troupe::channel_closed_with<int>& e) {
+                                      CHECK(e.value() == 2);
+                                  }
+                              }};
             selector.join();
             REQUIRE((w == 0 || w == 1));
             ++wins[w];
@@ -177,8 +177,8 @@ TEST_CASE("general mode: both clauses complete, partners wake through the park c
             const bool early = i % 3 == 0 && a.capacity() > 0;
             if (early) a << 7;  // completes at registration
             troupe::thread pa{c, [&] {
-                if (!early) a.insert(7);
-            }};
+                                  if (!early) a.insert(7);
+                              }};
             troupe::thread pb{c, [&] { b.insert(8); }};
             run_in(c, [&] { select_both(a.remove_into(x), b.remove_into(y)); });
             pa.join();
@@ -243,7 +243,7 @@ TEST_CASE("buffered channel keeps FIFO when a selector meets a blocked select pr
     CHECK(rem.on_selected(cn));
     CHECK(v == 1);
     CHECK(ps.load() == won_by(pn));  // the producer's clause completed
-    troupe::park();                 // and it woke us (same context here)
+    troupe::park();                  // and it woke us (same context here)
     CHECK(ins.on_selected(pn));
     CHECK_FALSE(ins.unregister_select(pn));
     CHECK_FALSE(rem.unregister_select(cn));
@@ -270,19 +270,21 @@ TEST_CASE("two selectors on opposite ends of two zero-size channels resolve (PEN
             while (r.arrived.load() < 2) troupe::this_thread::yield();
         };
         troupe::thread ta{c, [&] {
-            for (auto& r : rs) {
-                meet(*r);
-                int a = 10;
-                r->wa = select_either(r->ch1.insert_from(a), r->ch2.remove_into(r->x));
-            }
-        }};
+                              for (auto& r : rs) {
+                                  meet(*r);
+                                  int a = 10;
+                                  r->wa = select_either(r->ch1.insert_from(a),
+                                                        r->ch2.remove_into(r->x));
+                              }
+                          }};
         troupe::thread tb{c, [&] {
-            for (auto& r : rs) {
-                meet(*r);
-                int b = 20;
-                r->wb = select_either(r->ch2.insert_from(b), r->ch1.remove_into(r->y));
-            }
-        }};
+                              for (auto& r : rs) {
+                                  meet(*r);
+                                  int b = 20;
+                                  r->wb = select_either(r->ch2.insert_from(b),
+                                                        r->ch1.remove_into(r->y));
+                              }
+                          }};
         ta.join();
         tb.join();
         int paired1 = 0, paired2 = 0, wrong = 0;
@@ -295,7 +297,8 @@ TEST_CASE("two selectors on opposite ends of two zero-size channels resolve (PEN
                 ++wrong;
             }
             wrong += r->ch1.waiting_producers() + r->ch1.waiting_consumers() +
-                     r->ch2.waiting_producers() + r->ch2.waiting_consumers() != 0;
+                         r->ch2.waiting_producers() + r->ch2.waiting_consumers() !=
+                     0;
         }
         CHECK(wrong == 0);
         CHECK(paired1 + paired2 == rounds);
@@ -308,12 +311,12 @@ TEST_CASE("close wakes select clauses: on_selected throws, or skips while unwind
         int v = 0;
         bool threw = false;
         troupe::thread selector{c, [&] {
-            try {
-                select_either(ch.remove_into(v), ch.remove_discard());
-            } catch (troupe::channel_closed& e) {
-                threw = e.is_remove();
-            }
-        }};
+                                    try {
+                                        select_either(ch.remove_into(v), ch.remove_discard());
+                                    } catch (troupe::channel_closed& e) {
+                                        threw = e.is_remove();
+                                    }
+                                }};
         wait_until([&] { return ch.waiting_consumers() == 2; });
         ch.close();
         selector.join();
@@ -324,13 +327,13 @@ TEST_CASE("close wakes select clauses: on_selected throws, or skips while unwind
         channel<std::unique_ptr<int>> full{0};
         std::unique_ptr<int> back;
         troupe::thread producer{c, [&] {
-            try {
-                select_either(full.insert_from(std::make_unique<int>(5)),
-                              full.insert_from(std::make_unique<int>(6)));
-            } catch (troupe::channel_closed_with<std::unique_ptr<int>>& e) {
-                back = std::move(e.value());
-            }
-        }};
+                                    try {
+                                        select_either(full.insert_from(std::make_unique<int>(5)),
+                                                      full.insert_from(std::make_unique<int>(6)));
+                                    } catch (troupe::channel_closed_with<std::unique_ptr<int>>& e) {
+                                        back = std::move(e.value());
+                                    }
+                                }};
         wait_until([&] { return full.waiting_producers() == 2; });
         full.close();
         producer.join();
@@ -377,8 +380,7 @@ TEST_CASE("close wakes select clauses: on_selected throws, or skips while unwind
         try {
             probe p{drained, n, &result};
             throw std::runtime_error("unwinding");
-        } catch (std::runtime_error&) {
-        }
+        } catch (std::runtime_error&) {}
         CHECK_FALSE(result);
         drained.unregister_select(n);
     }
@@ -425,8 +427,7 @@ TEST_CASE("selectors and plain threads on both ends: every value exactly once") 
                             int u1 = v1, u2 = v2;
                             if (select_either(a.insert_from(u1), b.insert_from(u2)) == 0)
                                 b.insert(v2);
-                            else
-                                a.insert(v1);
+                            else a.insert(v1);
                         }
                     }
                 });

@@ -63,10 +63,10 @@ TEST_CASE("only the armed context's allocations fail") {
         bool user_ok = false, os_ok = false;
         // Both started before the guard is armed, both allocate while it is.
         troupe::thread user{c, [&] {
-            while (phase.load() == 0) troupe::this_thread::yield();
-            delete allocate_int(7);
-            user_ok = true;
-        }};
+                                while (phase.load() == 0) troupe::this_thread::yield();
+                                delete allocate_int(7);
+                                user_ok = true;
+                            }};
         std::thread os{[&] {
             while (phase.load() == 0) std::this_thread::yield();
             delete allocate_int(8);
@@ -91,17 +91,17 @@ TEST_CASE("a user thread's failure point follows it across processors") {
         [](troupe::cluster& c) {
             bool threw = false;
             troupe::thread t{c, [&] {
-                troupe_test::fail_allocation guard{3};
-                delete allocate_int(1);
-                troupe::this_thread::yield();
-                delete allocate_int(2);
-                troupe::this_thread::yield();
-                try {
-                    delete allocate_int(3);
-                } catch (const std::bad_alloc&) {
-                    threw = true;
-                }
-            }};
+                                 troupe_test::fail_allocation guard{3};
+                                 delete allocate_int(1);
+                                 troupe::this_thread::yield();
+                                 delete allocate_int(2);
+                                 troupe::this_thread::yield();
+                                 try {
+                                     delete allocate_int(3);
+                                 } catch (const std::bad_alloc&) {
+                                     threw = true;
+                                 }
+                             }};
             t.join();
             CHECK(threw);
         },

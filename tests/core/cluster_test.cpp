@@ -42,13 +42,13 @@ TEST_CASE("independent clusters are created and destroyed repeatedly, side by si
         troupe::semaphore s{0};
         {
             troupe::thread ta{a, [&] {
-                s.acquire();  // woken from the other cluster
-                on_a += &troupe::this_cluster() == &a;
-            }};
+                                  s.acquire();  // woken from the other cluster
+                                  on_a += &troupe::this_cluster() == &a;
+                              }};
             troupe::thread tb{b, [&] {
-                on_b += &troupe::this_cluster() == &b;
-                s.release();
-            }};
+                                  on_b += &troupe::this_cluster() == &b;
+                                  s.release();
+                              }};
         }
         CHECK(on_a.load() == 1);
         CHECK(on_b.load() == 1);
@@ -96,9 +96,9 @@ TEST_CASE("a cluster's destructor waits for threads whose handles were moved awa
         troupe::cluster c{2};
         troupe::semaphore go{0};
         troupe::thread t{c, [&] {
-            go.acquire();
-            ++done;
-        }};
+                             go.acquire();
+                             ++done;
+                         }};
         go.release();
         t.join();
         CHECK(done.load() == 1);

@@ -150,20 +150,22 @@ TEST_CASE("wait morphing restores the owner_lock recursion depth") {
 }
 
 TEST_CASE("a timed wait that nobody signals expires and returns false holding the lock") {
-    on_processors([](troupe::cluster& c) {
-        troupe::blocking_lock l;
-        troupe::condition_variable cv;
-        run_in(c, [&] {
-            std::lock_guard g{l};
-            CHECK_FALSE(cv.wait_for(l, 2ms));
-            CHECK(l.owned_by_caller());
-            CHECK(cv.empty());  // the expired waiter left the queue
-        });
-        std::mutex m;
-        std::unique_lock lk{m};
-        CHECK_FALSE(cv.wait_for(m, 1ms));  // from an OS thread, std::mutex
-        CHECK(lk.owns_lock());
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe::blocking_lock l;
+            troupe::condition_variable cv;
+            run_in(c, [&] {
+                std::lock_guard g{l};
+                CHECK_FALSE(cv.wait_for(l, 2ms));
+                CHECK(l.owned_by_caller());
+                CHECK(cv.empty());  // the expired waiter left the queue
+            });
+            std::mutex m;
+            std::unique_lock lk{m};
+            CHECK_FALSE(cv.wait_for(m, 1ms));  // from an OS thread, std::mutex
+            CHECK(lk.owns_lock());
+        },
+        {1, 2});
 }
 
 TEST_CASE("a timed wait woken before its deadline returns true") {
@@ -173,10 +175,11 @@ TEST_CASE("a timed wait woken before its deadline returns true") {
         bool flag = false;
         bool result = false;
         troupe::thread waiter{c, [&] {
-            std::lock_guard g{l};
-            // An hour: only the notify can end this wait in a passing run.
-            result = cv.wait_for(l, std::chrono::hours(1), [&] { return flag; });
-        }};
+                                  std::lock_guard g{l};
+                                  // An hour: only the notify can end this wait in a passing run.
+                                  result =
+                                      cv.wait_for(l, std::chrono::hours(1), [&] { return flag; });
+                              }};
         for (;;) {
             std::lock_guard g{l};
             if (!cv.empty()) {
@@ -194,36 +197,37 @@ TEST_CASE("a timed wait woken before its deadline returns true") {
 }
 
 TEST_CASE("timeouts racing notifies: each waiter is either notified or timed out, never both") {
-    on_processors([](troupe::cluster& c) {
-        troupe::blocking_lock l;
-        troupe::condition_variable cv;
-        std::atomic<int> notified{0}, expired{0};
-        std::atomic<bool> stop{false};
-        {
-            std::vector<troupe::thread> ts;
-            for (int i = 0; i < 8; ++i)
-                ts.emplace_back(c, [&] {
-                    for (int k = 0; k < 200; ++k) {
-                        std::lock_guard g{l};
-                        if (cv.wait_for(l, std::chrono::microseconds(50 + k % 7 * 30)))
-                            ++notified;
-                        else
-                            ++expired;
-                    }
-                });
-            troupe::thread notifier{c, [&] {
-                while (!stop.load()) {
-                    cv.notify_one();
-                    troupe::this_thread::yield();
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe::blocking_lock l;
+            troupe::condition_variable cv;
+            std::atomic<int> notified{0}, expired{0};
+            std::atomic<bool> stop{false};
+            {
+                std::vector<troupe::thread> ts;
+                for (int i = 0; i < 8; ++i)
+                    ts.emplace_back(c, [&] {
+                        for (int k = 0; k < 200; ++k) {
+                            std::lock_guard g{l};
+                            if (cv.wait_for(l, std::chrono::microseconds(50 + k % 7 * 30)))
+                                ++notified;
+                            else ++expired;
+                        }
+                    });
+                troupe::thread notifier{c, [&] {
+                                            while (!stop.load()) {
+                                                cv.notify_one();
+                                                troupe::this_thread::yield();
+                                            }
+                                        }};
+                for (int i = 0; i < 8; ++i) {
+                    ts.back().join();
+                    ts.pop_back();
                 }
-            }};
-            for (int i = 0; i < 8; ++i) {
-                ts.back().join();
-                ts.pop_back();
+                stop = true;
             }
-            stop = true;
-        }
-        CHECK(notified.load() + expired.load() == 8 * 200);
-        CHECK(cv.empty());
-    }, {1, 2});
+            CHECK(notified.load() + expired.load() == 8 * 200);
+            CHECK(cv.empty());
+        },
+        {1, 2});
 }

@@ -44,30 +44,32 @@ TEST_CASE("two threads parked inside their catch handlers each keep their own ex
         for (int round = 0; round < 50; ++round) {
             troupe::semaphore a_in{0}, b_in{0}, a_go{0}, b_go{0};
             std::string a_before, a_after, b_before, b_after, a_outside, b_outside;
-            troupe::thread a{c, [&] {
-                try {
-                    throw std::runtime_error("from a");
-                } catch (const std::exception&) {
-                    a_before = handled_now();
+            troupe::thread a{
+                c, [&] {
+                    try {
+                        throw std::runtime_error("from a");
+                    } catch (const std::exception&) {
+                        a_before = handled_now();
+                        a_in.release();
+                        a_go.acquire();  // b enters its handler while a is parked in this one
+                        a_after = handled_now();
+                    }
+                    a_outside = handled_now();
                     a_in.release();
-                    a_go.acquire();  // b enters its handler while a is parked in this one
-                    a_after = handled_now();
-                }
-                a_outside = handled_now();
-                a_in.release();
-            }};
-            troupe::thread b{c, [&] {
-                a_in.acquire();
-                try {
-                    throw std::logic_error("from b");
-                } catch (const std::exception&) {
-                    b_before = handled_now();
-                    a_go.release();
-                    a_in.acquire();  // a leaves its handler while b is parked in this one
-                    b_after = handled_now();
-                }
-                b_outside = handled_now();
-            }};
+                }};
+            troupe::thread b{
+                c, [&] {
+                    a_in.acquire();
+                    try {
+                        throw std::logic_error("from b");
+                    } catch (const std::exception&) {
+                        b_before = handled_now();
+                        a_go.release();
+                        a_in.acquire();  // a leaves its handler while b is parked in this one
+                        b_after = handled_now();
+                    }
+                    b_outside = handled_now();
+                }};
             a.join();
             b.join();
             CHECK(a_before == "from a");
@@ -88,19 +90,20 @@ TEST_CASE("the uncaught-exception count of a thread parked while unwinding does 
             int other_sees = -1;
             bool caught = false;
             troupe::thread unwinding{c, [&] {
-                try {
-                    parks_while_unwinding guard{in, out, in_destructor};
-                    throw std::runtime_error("unwind");
-                } catch (const std::runtime_error&) {
-                    caught = true;
-                }
-            }};
-            troupe::thread observer{c, [&] {
-                in.acquire();  // the other thread is parked inside ~parks_while_unwinding
-                other_sees = std::uncaught_exceptions();
-                troupe::this_thread::yield();
-                out.release();
-            }};
+                                         try {
+                                             parks_while_unwinding guard{in, out, in_destructor};
+                                             throw std::runtime_error("unwind");
+                                         } catch (const std::runtime_error&) {
+                                             caught = true;
+                                         }
+                                     }};
+            troupe::thread observer{
+                c, [&] {
+                    in.acquire();  // the other thread is parked inside ~parks_while_unwinding
+                    other_sees = std::uncaught_exceptions();
+                    troupe::this_thread::yield();
+                    out.release();
+                }};
             unwinding.join();
             observer.join();
             CHECK(in_destructor == 1);
@@ -159,19 +162,21 @@ TEST_CASE("a thread migrating inside a handler rethrows its own exception") {
 // (__errno_location is declared const), which no runtime can redirect; see
 // docs/exception-safety.md. Without migration the value is the thread's own.
 TEST_CASE("errno set before a switch is the thread's own after it") {
-    troupe_test::on_processors([](troupe::cluster& c) {
-        std::atomic<int> wrong{0};
-        {
-            std::vector<troupe::thread> ts;
-            for (int i = 0; i < 8; ++i)
-                ts.emplace_back(c, [&, i] {
-                    for (int k = 0; k < 100; ++k) {
-                        errno = 1000 + i;
-                        troupe::this_thread::yield();
-                        if (errno != 1000 + i) wrong.fetch_add(1);
-                    }
-                });
-        }
-        CHECK(wrong.load() == 0);
-    }, {1});
+    troupe_test::on_processors(
+        [](troupe::cluster& c) {
+            std::atomic<int> wrong{0};
+            {
+                std::vector<troupe::thread> ts;
+                for (int i = 0; i < 8; ++i)
+                    ts.emplace_back(c, [&, i] {
+                        for (int k = 0; k < 100; ++k) {
+                            errno = 1000 + i;
+                            troupe::this_thread::yield();
+                            if (errno != 1000 + i) wrong.fetch_add(1);
+                        }
+                    });
+            }
+            CHECK(wrong.load() == 0);
+        },
+        {1});
 }

@@ -70,13 +70,14 @@ TEST_CASE("reset makes a future reusable over many rounds (user and OS threads)"
     on_processors([](troupe::cluster& c) {
         troupe::future<int> request, reply;
         long sum = 0;
-        troupe::thread server{c, [&] {
-            for (int i = 0; i < rounds; ++i) {
-                int v = request.get();
-                request.reset();  // before replying: the client waits on reply
-                reply.fulfil(v * 2);
-            }
-        }};
+        troupe::thread server{
+            c, [&] {
+                for (int i = 0; i < rounds; ++i) {
+                    int v = request.get();
+                    request.reset();  // before replying: the client waits on reply
+                    reply.fulfil(v * 2);
+                }
+            }};
         for (int i = 0; i < rounds; ++i) {
             request.fulfil(i);
             sum += reply.get();

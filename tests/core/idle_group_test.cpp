@@ -25,7 +25,7 @@ namespace {
 struct work_pool {
     idle_group g;
     std::vector<std::unique_ptr<idle_group::member>> members;
-    std::atomic<long> work{0};   // published, not yet taken
+    std::atomic<long> work{0};  // published, not yet taken
     std::atomic<long> taken{0};
     // A member that takes an item holds it until `taken` reaches this (the
     // end of the burst): a burst of k <= n items needs k members awake at
@@ -36,7 +36,8 @@ struct work_pool {
     std::atomic<bool> stop{false};
     unsigned spin_polls;
 
-    work_pool(std::size_t n, unsigned polls) : g(n, idle_group::spinner_duty::finds_work), spin_polls(polls) {
+    work_pool(std::size_t n, unsigned polls)
+        : g(n, idle_group::spinner_duty::finds_work), spin_polls(polls) {
         for (std::size_t i = 0; i < n; ++i) {
             members.push_back(std::make_unique<idle_group::member>());
             g.add_member(*members.back());
@@ -123,7 +124,8 @@ void stress(std::size_t members, std::size_t publishers, unsigned polls, int rou
         std::vector<std::thread> ps;
         for (std::size_t p = 1; p < publishers; ++p)
             ps.emplace_back([&pool, burst, p, publishers] {
-                for (long k = static_cast<long>(p); k < burst; k += static_cast<long>(publishers)) pool.publish();
+                for (long k = static_cast<long>(p); k < burst; k += static_cast<long>(publishers))
+                    pool.publish();
             });
         for (long k = 0; k < burst; k += static_cast<long>(publishers)) pool.publish();
         for (auto& t : ps) t.join();
@@ -155,7 +157,7 @@ struct scripted {
     idle_group& g;
     idle_group::member m;
     std::atomic<int> cmd{none};
-    std::atomic<int> steps{0};          // steps completed
+    std::atomic<int> steps{0};            // steps completed
     std::atomic<bool> as_spinner{false};  // the last sleep ended woken as a spinner
     std::atomic<bool> in_sleep{false};    // between a sleep/watch command and its withdraw
     std::thread t;
@@ -196,8 +198,7 @@ struct scripted {
             case watch:
                 g.announce_idle(m);
                 // (no work to re-check for)
-                if (c == sleep)
-                    g.sleep(m);
+                if (c == sleep) g.sleep(m);
                 else
                     g.sleep_until(m, std::chrono::steady_clock::now() + std::chrono::hours(1),
                                   idle_group::sleep_kind::watching);
@@ -355,8 +356,7 @@ TEST_CASE("idle group: concurrent wakes of one sleeper, exactly one succeeds") {
         std::atomic<int> go{0}, wins{0};
         auto waker = [&](idle_group::wake_as how) {
             go.fetch_add(1);
-            while (go.load() < 2) {
-            }
+            while (go.load() < 2) {}
             if (g.wake(s.m, how)) wins.fetch_add(1);
         };
         const auto how = round % 2 ? idle_group::wake_as::spinner : idle_group::wake_as::plain;

@@ -20,9 +20,9 @@ constexpr int blocking_iterations = troupe_test::scaled(20'000);
 // Spin locks with more spinning kernel threads than cores pay a time slice
 // whenever the lock is handed to a descheduled waiter: keep them short.
 template <class Lock>
-constexpr int iterations = std::is_base_of_v<troupe::detail::blocking_lock_base, Lock>
-                               ? blocking_iterations
-                               : blocking_iterations / 40;
+constexpr int iterations =
+    std::is_base_of_v<troupe::detail::blocking_lock_base, Lock> ? blocking_iterations
+                                                                : blocking_iterations / 40;
 
 namespace {
 // Hammers `l` from `users` user threads and `os` OS threads; the critical
@@ -250,10 +250,10 @@ TEST_CASE("a lock released with a waiter is never free in between (hand-off, no 
             std::atomic<bool> got{false};
             l.lock();
             troupe::thread t{c, [&] {
-                l.lock();
-                got = true;
-                l.unlock();
-            }};
+                                 l.lock();
+                                 got = true;
+                                 l.unlock();
+                             }};
             while (l.waiters() != 1) std::this_thread::yield();
             l.unlock();
             // The waiter may legitimately have run, locked and unlocked

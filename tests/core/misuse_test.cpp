@@ -62,9 +62,9 @@ TEST_CASE("destroying a lock that is held or has waiters") {
     l->lock();
     troupe::cluster c{1};
     troupe::thread waiter{c, [&] {
-        l->lock();
-        l->unlock();
-    }};
+                              l->lock();
+                              l->unlock();
+                          }};
     while (l->waiters() == 0) std::this_thread::yield();
     l->~blocking_lock();  // reported: 1 waiter
     CHECK(rec.last().find("blocking_lock 'doomed'") != std::string::npos);

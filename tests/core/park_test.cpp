@@ -74,10 +74,10 @@ TEST_CASE("an unpark before the park is banked: park returns at once") {
     CHECK_FALSE(me.is_user_thread());
     troupe::cluster c{1};
     troupe::thread t{c, [] {
-        troupe::unpark(troupe::this_context());
-        troupe::park();
-        CHECK(troupe::this_context().is_user_thread());
-    }};
+                         troupe::unpark(troupe::this_context());
+                         troupe::park();
+                         CHECK(troupe::this_context().is_user_thread());
+                     }};
     t.join();
 }
 

@@ -57,43 +57,41 @@ void on_sleepy_processors(F&& body) {
 TEST_CASE("a child spawned by a computing parent starts while the parent computes") {
     // Fails without the wake rule on local pushes: the child sat in the
     // busy parent's queue while the other processor slept.
-    on_sleepy_processors(
-        [](troupe::cluster& c) {
-            for (int round = 0; round < 20; ++round) {
-                std::atomic<bool> started{false};
-                bool seen = false;
-                run_in(c, [&] {
-                    troupe::thread child{[&] { started.store(true, std::memory_order_release); }};
-                    seen = busy_wait_for(started);  // the parent never lets go of its processor
-                });
-                CHECK(seen);
-            }
-        });
+    on_sleepy_processors([](troupe::cluster& c) {
+        for (int round = 0; round < 20; ++round) {
+            std::atomic<bool> started{false};
+            bool seen = false;
+            run_in(c, [&] {
+                troupe::thread child{[&] { started.store(true, std::memory_order_release); }};
+                seen = busy_wait_for(started);  // the parent never lets go of its processor
+            });
+            CHECK(seen);
+        }
+    });
 }
 
 TEST_CASE("a thread handed off by a parent that keeps computing is stolen after the grace") {
     // The woken thread is placed to run next on the waker's processor; the
     // waker never parks, so only an idle processor stealing the hand-off
     // after its grace can run it.
-    on_sleepy_processors(
-        [](troupe::cluster& c) {
-            for (int round = 0; round < 20; ++round) {
-                std::atomic<bool> ran{false};
-                troupe::semaphore go{0};
-                bool seen = false;
-                run_in(c, [&] {
-                    troupe::thread waiter{[&] {
-                        go.acquire();
-                        ran.store(true, std::memory_order_release);
-                    }};
-                    // Let the waiter park first (on any processor).
-                    while (go.waiters() == 0) troupe::this_thread::yield();
-                    go.release();  // a hand-off to our processor
-                    seen = busy_wait_for(ran);
-                });
-                CHECK(seen);
-            }
-        });
+    on_sleepy_processors([](troupe::cluster& c) {
+        for (int round = 0; round < 20; ++round) {
+            std::atomic<bool> ran{false};
+            troupe::semaphore go{0};
+            bool seen = false;
+            run_in(c, [&] {
+                troupe::thread waiter{[&] {
+                    go.acquire();
+                    ran.store(true, std::memory_order_release);
+                }};
+                // Let the waiter park first (on any processor).
+                while (go.waiters() == 0) troupe::this_thread::yield();
+                go.release();  // a hand-off to our processor
+                seen = busy_wait_for(ran);
+            });
+            CHECK(seen);
+        }
+    });
 }
 
 TEST_CASE("a parent spin-waiting (yielding) for its child finishes") {
@@ -188,12 +186,13 @@ TEST_CASE("idle processors go to sleep") {
     std::atomic<long> sum{0};
     {
         std::vector<troupe::thread> ts;
-        for (int i = 0; i < 64; ++i) ts.emplace_back(c, [&] {
-            for (int k = 0; k < 1000; ++k) {
-                sum.fetch_add(1);
-                if (k % 100 == 0) troupe::this_thread::yield();
-            }
-        });
+        for (int i = 0; i < 64; ++i)
+            ts.emplace_back(c, [&] {
+                for (int k = 0; k < 1000; ++k) {
+                    sum.fetch_add(1);
+                    if (k % 100 == 0) troupe::this_thread::yield();
+                }
+            });
     }
     CHECK(sum.load() == 64000);
     // Eventually only this thread is runnable: every processor sleeps. (A
@@ -215,13 +214,14 @@ TEST_CASE("set_processor_count from a thread running on a processor being retire
         std::size_t before = troupe::this_thread::not_on_processor,
                     after = troupe::this_thread::not_on_processor;
         troupe::thread t{c, [&] {
-            // Move off processor 0 when we can (yield lets a thief take us).
-            for (int i = 0; i < 100 && troupe::this_thread::processor_index() == 0; ++i)
-                troupe::this_thread::yield();
-            before = troupe::this_thread::processor_index();
-            c.set_processor_count(1);
-            after = troupe::this_thread::processor_index();
-        }};
+                             // Move off processor 0 when we can (yield lets a thief take us).
+                             for (int i = 0; i < 100 && troupe::this_thread::processor_index() == 0;
+                                  ++i)
+                                 troupe::this_thread::yield();
+                             before = troupe::this_thread::processor_index();
+                             c.set_processor_count(1);
+                             after = troupe::this_thread::processor_index();
+                         }};
         t.join();
         CHECK(c.processor_count() == 1);
         CHECK(after == 0);

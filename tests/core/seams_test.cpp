@@ -116,7 +116,7 @@ struct future_op {
     void complete() { f.fulfil(7); }
 };
 
-#define SEAM_OPS                                                                          \
+#define SEAM_OPS                                                                      \
     lock_op, owner_lock_op, cv_morph_op, cv_mutex_op, cv_timed_op, cv_timed_mutex_op, \
         semaphore_op, future_op
 
@@ -185,15 +185,15 @@ struct exception_noise {
     troupe::thread t;
     explicit exception_noise(troupe::cluster& c)
         : t{c, [this] {
-              while (!stop.load()) {
-                  try {
-                      throw std::logic_error("noise");
-                  } catch (const std::exception&) {
-                      troupe::this_thread::yield();
-                      if (handled_now() != "noise") wrong.fetch_add(1);
-                  }
-              }
-          }} {}
+                while (!stop.load()) {
+                    try {
+                        throw std::logic_error("noise");
+                    } catch (const std::exception&) {
+                        troupe::this_thread::yield();
+                        if (handled_now() != "noise") wrong.fetch_add(1);
+                    }
+                }
+            }} {}
     ~exception_noise() {
         stop = true;
         t.join();
@@ -423,8 +423,7 @@ TEST_CASE_TEMPLATE(
                             caught = e.what();
                             if constexpr (std::is_same_v<Lock, troupe::blocking_lock>)
                                 held_in_handler = l.owned_by_caller();
-                            else
-                                held_in_handler = g.owns_lock();
+                            else held_in_handler = g.owns_lock();
                         }
                     },
                     [&] {
@@ -562,8 +561,7 @@ TEST_CASE_TEMPLATE(
                         ++failures;
                         if constexpr (std::is_same_v<Lock, troupe::blocking_lock>)
                             held_after_failure += l.owned_by_caller();
-                        else
-                            held_after_failure += g.owns_lock();
+                        else held_after_failure += g.owns_lock();
                         queued_after_failure += !cv.empty();
                         throw;
                     }

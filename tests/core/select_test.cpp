@@ -47,9 +47,9 @@ TEST_CASE("a resource satisfied from another thread wakes the selector (both ord
             troupe::future<int> never;
             // Half the rounds fulfil before the selector registers.
             troupe::thread t{c, [&] {
-                if (i % 2) troupe::this_thread::yield();
-                f.fulfil(i);
-            }};
+                                 if (i % 2) troupe::this_thread::yield();
+                                 f.fulfil(i);
+                             }};
             int w = 0;
             run_in(c, [&] { w = select_either(never, f); });
             t.join();
@@ -87,35 +87,35 @@ TEST_CASE(
             std::atomic<bool> holder_ready{false};
             std::atomic<bool> release{false};
             troupe::thread holder{c, [&] {
-                l.lock();
-                holder_ready = true;
-                while (!release.load()) troupe::this_thread::yield();
-                l.unlock();  // races with the fulfil below
-            }};
+                                      l.lock();
+                                      holder_ready = true;
+                                      while (!release.load()) troupe::this_thread::yield();
+                                      l.unlock();  // races with the fulfil below
+                                  }};
             while (!holder_ready.load()) std::this_thread::yield();
             int w = -1;
             bool held_in_body = false, held_after = true;
             troupe::thread selector{c, [&] {
-                status_word st{0};
-                troupe::select_node nl{troupe::this_context(), st};
-                troupe::select_node nf{troupe::this_context(), st};
-                REQUIRE_FALSE(l.register_select(nl));  // held: queued
-                if (!f.register_select(nf)) {
-                    release = true;
-                    troupe::park();
-                } else {
-                    release = true;
-                }
-                w = st.load() == won_by(nl) ? 0 : 1;
-                held_in_body = l.owned_by_caller();
-                l.unregister_select(nl);
-                f.unregister_select(nf);
-                held_after = l.owned_by_caller();
-            }};
+                                        status_word st{0};
+                                        troupe::select_node nl{troupe::this_context(), st};
+                                        troupe::select_node nf{troupe::this_context(), st};
+                                        REQUIRE_FALSE(l.register_select(nl));  // held: queued
+                                        if (!f.register_select(nf)) {
+                                            release = true;
+                                            troupe::park();
+                                        } else {
+                                            release = true;
+                                        }
+                                        w = st.load() == won_by(nl) ? 0 : 1;
+                                        held_in_body = l.owned_by_caller();
+                                        l.unregister_select(nl);
+                                        f.unregister_select(nf);
+                                        held_after = l.owned_by_caller();
+                                    }};
             troupe::thread fulfiller{c, [&] {
-                while (!release.load()) troupe::this_thread::yield();
-                f.fulfil(0);
-            }};
+                                         while (!release.load()) troupe::this_thread::yield();
+                                         f.fulfil(0);
+                                     }};
             selector.join();
             holder.join();
             fulfiller.join();
@@ -152,21 +152,23 @@ TEST_CASE("an owner_lock clause that loses at registration releases no level (no
 }
 
 TEST_CASE("timeout is selectable: it fires when nothing else happens, and is disarmed otherwise") {
-    on_processors([](troupe::cluster& c) {
-        run_in(c, [&] {
-            troupe::future<int> never;
-            troupe::timeout t{1ms};
-            CHECK(select_either(never, t) == 1);
+    on_processors(
+        [](troupe::cluster& c) {
+            run_in(c, [&] {
+                troupe::future<int> never;
+                troupe::timeout t{1ms};
+                CHECK(select_either(never, t) == 1);
 
-            troupe::future<int> ready;
-            ready.fulfil(1);
-            troupe::timeout long_one{std::chrono::hours(1)};
-            CHECK(select_either(long_one, ready) == 1);  // registration disarmed it
+                troupe::future<int> ready;
+                ready.fulfil(1);
+                troupe::timeout long_one{std::chrono::hours(1)};
+                CHECK(select_either(long_one, ready) == 1);  // registration disarmed it
 
-            troupe::timeout zero{0ms};
-            CHECK(select_either(zero, never) == 0);
-        });
-    }, {1, 2});
+                troupe::timeout zero{0ms};
+                CHECK(select_either(zero, never) == 0);
+            });
+        },
+        {1, 2});
 }
 
 TEST_CASE("general mode: the park counter wakes the waiter once per park until all are satisfied") {
@@ -176,26 +178,26 @@ TEST_CASE("general mode: the park counter wakes the waiter once per park until a
             troupe::semaphore s{0};
             std::atomic<int> satisfied_seen{0};
             troupe::thread waiter{c, [&] {
-                status_word sa{0}, sb{0}, ss{0};
-                std::atomic<int> counter{0};
-                troupe::select_node na{troupe::this_context(), sa, counter};
-                troupe::select_node nb{troupe::this_context(), sb, counter};
-                troupe::select_node ns{troupe::this_context(), ss, counter};
-                a.register_select(na);
-                b.register_select(nb);
-                s.register_select(ns);
-                auto all = [&] {
-                    return sa.load() >= 2 && sb.load() >= 2 && ss.load() >= 2;
-                };
-                while (!all())
-                    if (counter.fetch_sub(1) - 1 < 0) troupe::park();
-                satisfied_seen = 3;
-                a.unregister_select(na);
-                b.unregister_select(nb);
-                // The semaphore unit was handed over and its body has not
-                // "run" (status sat): unregister says it must still run.
-                CHECK(s.unregister_select(ns));
-            }};
+                                      status_word sa{0}, sb{0}, ss{0};
+                                      std::atomic<int> counter{0};
+                                      troupe::select_node na{troupe::this_context(), sa, counter};
+                                      troupe::select_node nb{troupe::this_context(), sb, counter};
+                                      troupe::select_node ns{troupe::this_context(), ss, counter};
+                                      a.register_select(na);
+                                      b.register_select(nb);
+                                      s.register_select(ns);
+                                      auto all = [&] {
+                                          return sa.load() >= 2 && sb.load() >= 2 && ss.load() >= 2;
+                                      };
+                                      while (!all())
+                                          if (counter.fetch_sub(1) - 1 < 0) troupe::park();
+                                      satisfied_seen = 3;
+                                      a.unregister_select(na);
+                                      b.unregister_select(nb);
+                                      // The semaphore unit was handed over and its body has not
+                                      // "run" (status sat): unregister says it must still run.
+                                      CHECK(s.unregister_select(ns));
+                                  }};
             troupe::thread x{c, [&] { a.fulfil(1); }};
             troupe::thread y{c, [&] { b.fulfil(2); }};
             s.release();

@@ -63,12 +63,12 @@ TEST_CASE("semaphore ping-pong between an OS thread and a user thread") {
         troupe::semaphore ping{0}, pong{0};
         long sum = 0;
         troupe::thread t{c, [&] {
-            for (int i = 0; i < 10'000; ++i) {
-                ping.acquire();
-                sum += i;
-                pong.release();
-            }
-        }};
+                             for (int i = 0; i < 10'000; ++i) {
+                                 ping.acquire();
+                                 sum += i;
+                                 pong.release();
+                             }
+                         }};
         for (int i = 0; i < 10'000; ++i) {
             ping.release();
             pong.acquire();

@@ -16,28 +16,31 @@ using troupe_test::run_in;
 // 30,000 at 2 processors (the count with a thief); 1 and 4 are covered below.
 constexpr int many_total = troupe_test::sanitized ? 30'000 : 100'000;
 
-TEST_CASE("100,000 user threads (30,000 under sanitizers) are created and joined, "
-          "each runs exactly once") {
-    on_processors([](troupe::cluster& c) {
-        troupe_test::leak_check no_leaks;
-        constexpr int total = many_total, wave = 1'000;
-        std::vector<std::atomic<int>> ran(total);
-        run_in(c, [&] {
-            // Waves keep the number of simultaneously mapped stacks bounded
-            // (every guard page is a separate kernel mapping).
-            for (int base = 0; base < total; base += wave) {
-                std::vector<troupe::thread> ts;
-                ts.reserve(wave);
-                for (int i = base; i < base + wave; ++i)
-                    ts.emplace_back([&ran, i] { ran[i].fetch_add(1); });
-            }
-        });
-        int wrong = 0;
-        for (auto& r : ran) wrong += r.load() != 1;
-        CHECK(wrong == 0);
-        CHECK(c.live_threads() == 0);
-    }, troupe_test::sanitized ? std::initializer_list<std::size_t>{2}
-                              : std::initializer_list<std::size_t>{1, 2, 4});
+TEST_CASE(
+    "100,000 user threads (30,000 under sanitizers) are created and joined, "
+    "each runs exactly once") {
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            constexpr int total = many_total, wave = 1'000;
+            std::vector<std::atomic<int>> ran(total);
+            run_in(c, [&] {
+                // Waves keep the number of simultaneously mapped stacks bounded
+                // (every guard page is a separate kernel mapping).
+                for (int base = 0; base < total; base += wave) {
+                    std::vector<troupe::thread> ts;
+                    ts.reserve(wave);
+                    for (int i = base; i < base + wave; ++i)
+                        ts.emplace_back([&ran, i] { ran[i].fetch_add(1); });
+                }
+            });
+            int wrong = 0;
+            for (auto& r : ran) wrong += r.load() != 1;
+            CHECK(wrong == 0);
+            CHECK(c.live_threads() == 0);
+        },
+        troupe_test::sanitized ? std::initializer_list<std::size_t>{2}
+                               : std::initializer_list<std::size_t>{1, 2, 4});
 }
 
 TEST_CASE("threads created from an OS thread run on the given cluster and join") {
@@ -113,10 +116,10 @@ TEST_CASE("a thread may use most of a custom-size stack") {
     attrs.stack_size = 1024 * 1024;
     attrs.on = &c;
     troupe::thread t{attrs, [&] {
-        volatile char big[512 * 1024];
-        for (std::size_t i = 0; i < sizeof big; i += 4096) big[i] = char(i / 4096);
-        result = big[4096 * 3];
-    }};
+                         volatile char big[512 * 1024];
+                         for (std::size_t i = 0; i < sizeof big; i += 4096) big[i] = char(i / 4096);
+                         result = big[4096 * 3];
+                     }};
     t.join();
     CHECK(result == 3);
 }

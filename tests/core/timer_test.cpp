@@ -37,14 +37,14 @@ TEST_CASE("sleeping threads do not block their processor") {
     std::atomic<bool> worker_ran{false};
     int naps = 0;
     troupe::thread sleeper{c, [&] {
-        // On one processor the worker can only run while we are parked in
-        // sleep_for; if sleeping held the processor this would never end
-        // (and the watchdog would fail the test).
-        while (!worker_ran.load()) {
-            troupe::this_thread::sleep_for(1ms);
-            ++naps;
-        }
-    }};
+                               // On one processor the worker can only run while we are parked in
+                               // sleep_for; if sleeping held the processor this would never end
+                               // (and the watchdog would fail the test).
+                               while (!worker_ran.load()) {
+                                   troupe::this_thread::sleep_for(1ms);
+                                   ++naps;
+                               }
+                           }};
     troupe::thread worker{c, [&] { worker_ran = true; }};
     worker.join();
     sleeper.join();

@@ -47,16 +47,16 @@ TEST_CASE("workers are grouped by distance, nearest group first" * needs_hwloc) 
     const std::vector<std::size_t> pus{0, 1, 2, 3, 8, 9, 16, 24};
     auto g = t.group_by_distance(0, pus);
     REQUIRE(g.size() == 4);
-    CHECK(g[0] == std::vector<std::size_t>{1});        // SMT sibling
-    CHECK(g[1] == std::vector<std::size_t>{2, 3});     // same NUMA node
-    CHECK(g[2] == std::vector<std::size_t>{4, 5});     // same package
-    CHECK(g[3] == std::vector<std::size_t>{6, 7});     // other package
+    CHECK(g[0] == std::vector<std::size_t>{1});     // SMT sibling
+    CHECK(g[1] == std::vector<std::size_t>{2, 3});  // same NUMA node
+    CHECK(g[2] == std::vector<std::size_t>{4, 5});  // same package
+    CHECK(g[3] == std::vector<std::size_t>{6, 7});  // other package
     CHECK_THROWS_AS(t.group_by_distance(8, pus), std::out_of_range);
 }
 
 TEST_CASE("a bad synthetic description is rejected with a clear error") {
-    CHECK_THROWS_WITH_AS(troupe::topology{"pack:banana"},
-                         doctest::Contains("pack:banana"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(troupe::topology{"pack:banana"}, doctest::Contains("pack:banana"),
+                         std::invalid_argument);
 }
 
 TEST_CASE("this machine: at least one PU; binding to PU 0 works or is refused cleanly") {

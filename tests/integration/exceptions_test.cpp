@@ -140,13 +140,13 @@ TEST_CASE("a behaviour blocked inserting into a closing channel: caught, or sent
         feeder g{sys, second};
         std::exception_ptr seen;
         troupe::thread asker{c, [&] {
-            feed_until_closed q;
-            try {
-                troupe::ask(g, q).get();
-            } catch (...) {
-                seen = std::current_exception();
-            }
-        }};
+                                 feed_until_closed q;
+                                 try {
+                                     troupe::ask(g, q).get();
+                                 } catch (...) {
+                                     seen = std::current_exception();
+                                 }
+                             }};
         wait_until([&] { return second.waiting_producers() == 1; });
         second.close();
         asker.join();
@@ -262,15 +262,15 @@ TEST_CASE("a waituntil body that throws: the operation happened, nothing stays q
         boxed vx, vy;
         bool thrown = false;
         troupe::thread waiter{c, [&] {
-            try {
-                troupe::waituntil(troupe::on(x.remove_into(vx), [] {}) |
-                                  troupe::on(y.remove_into(vy), [] {
-                                      throw std::runtime_error("y's body");
-                                  }));
-            } catch (const std::runtime_error&) {
-                thrown = true;
-            }
-        }};
+                                  try {
+                                      troupe::waituntil(troupe::on(x.remove_into(vx), [] {}) |
+                                                        troupe::on(y.remove_into(vy), [] {
+                                                            throw std::runtime_error("y's body");
+                                                        }));
+                                  } catch (const std::runtime_error&) {
+                                      thrown = true;
+                                  }
+                              }};
         wait_until([&] { return x.waiting_consumers() == 1 && y.waiting_consumers() == 1; });
         y << std::make_unique<int>(7);
         waiter.join();
@@ -295,10 +295,9 @@ TEST_CASE("a waituntil body that throws: the operation happened, nothing stays q
         thrown = false;
         troupe_test::run_in(c, [&] {
             try {
-                troupe::waituntil(troupe::on(y.remove_into(vy), [&] { y_body = true; }) &
-                                  troupe::on(x.remove_into(vx), [] {
-                                      throw std::runtime_error("x's body");
-                                  }));
+                troupe::waituntil(
+                    troupe::on(y.remove_into(vy), [&] { y_body = true; }) &
+                    troupe::on(x.remove_into(vx), [] { throw std::runtime_error("x's body"); }));
             } catch (const std::runtime_error& e) {
                 thrown = std::string{e.what()} == "x's body";
             }
@@ -315,13 +314,13 @@ TEST_CASE("a waituntil body that throws: the operation happened, nothing stays q
         // The program goes on: the channels still carry elements, through
         // two user threads to main.
         troupe::thread source{c, [&] {
-            for (int i = 0; i < 10; ++i) x << std::make_unique<int>(i);
-            x.close();
-        }};
+                                  for (int i = 0; i < 10; ++i) x << std::make_unique<int>(i);
+                                  x.close();
+                              }};
         troupe::thread echo{c, [&] {
-            for (boxed& b : x) y << std::move(b);
-            y.close();
-        }};
+                                for (boxed& b : x) y << std::move(b);
+                                y.close();
+                            }};
         int expect = 0;
         for (boxed& b : y) CHECK(*b == expect++);
         source.join();

@@ -129,17 +129,16 @@ void run_pipeline(troupe::cluster& c, std::size_t workers, std::size_t capacity)
                 bool got = false;
                 auto take = [&](int l) {
                     return [&, l](channel_status s) {
-                        if (s == channel_status::closed)
-                            open[l] = false;
-                        else
-                            got = true;
+                        if (s == channel_status::closed) open[l] = false;
+                        else got = true;
                     };
                 };
                 troupe::waituntil(
-                    troupe::when(!halfway_seen, troupe::on(halfway, [&] {
-                                     halfway_seen = true;
-                                     saw_halfway.fetch_add(1);
-                                 })) |
+                    troupe::when(!halfway_seen, troupe::on(halfway,
+                                                           [&] {
+                                                               halfway_seen = true;
+                                                               saw_halfway.fetch_add(1);
+                                                           })) |
                     troupe::when(open[0], troupe::on(lanes[0].remove_into(it, troupe::report_close),
                                                      take(0))) |
                     troupe::when(open[1], troupe::on(lanes[1].remove_into(it, troupe::report_close),

@@ -130,8 +130,7 @@ void trade(troupe::cluster& c, std::size_t workers, std::size_t capacity) {
                     return [&](channel_status s) {
                         if (s == channel_status::closed)
                             open = false;  // closed and drained: stop selecting it
-                        else
-                            got = true;
+                        else got = true;
                     };
                 };
                 // Express first: written order is the priority.

@@ -57,8 +57,8 @@ struct source : troupe::actor {
 struct blocked_threads {
     static constexpr int consumers = 3;
     static constexpr int producers = 2;
-    channel<boxed> jobs{0, "jobs"};     // consumers block in remove
-    channel<boxed> out{2, "out"};       // producers block in insert once full
+    channel<boxed> jobs{0, "jobs"};        // consumers block in remove
+    channel<boxed> out{2, "out"};          // producers block in insert once full
     channel<boxed> control{0, "control"};  // the asker's other clause
     std::atomic<int> consumed{0}, consumers_closed{0}, elements_back{0};
     std::atomic<int> asker_closed{0}, asker_answered{0};
@@ -88,12 +88,12 @@ struct blocked_threads {
             hold q;
             boxed b;
             troupe::ask(src, q);
-            troupe::waituntil(
-                troupe::on(q.result(), [&] { asker_answered.fetch_add(1); }) |
-                troupe::on(control.remove_into(b, troupe::report_close),
-                           [&](troupe::channel_status s) {
-                               if (s == troupe::channel_status::closed) asker_closed.fetch_add(1);
-                           }));
+            troupe::waituntil(troupe::on(q.result(), [&] { asker_answered.fetch_add(1); }) |
+                              troupe::on(control.remove_into(b, troupe::report_close),
+                                         [&](troupe::channel_status s) {
+                                             if (s == troupe::channel_status::closed)
+                                                 asker_closed.fetch_add(1);
+                                         }));
         });
     }
 
@@ -141,7 +141,7 @@ TEST_CASE("actor system stopped and destroyed while user threads block; main clo
             src | troupe::finished_msg;
             sys.stop();
             CHECK(sys.live_actors() == 0);
-        }  // the actor, then the system, are destroyed
+        }                   // the actor, then the system, are destroyed
         bt.wait_blocked();  // still blocked, with no actor system left
         bt.close_and_check(handed);
     });

@@ -70,18 +70,18 @@ void hammer(std::array<Lock, N>& locks, section& cs, int t, bool yield, std::ind
         if (t >= 2) std::shuffle(ord.begin(), ord.end(), rng);
         const bool y = yield && i % 8 == 0;
         switch (i % 4) {
-            case 0:
-                TROUPE_MUTEX(locks[ord[I]]...) { cs.enter(y); }
-                break;
-            case 1: {
-                troupe::scoped_mutex g{locks[ord[I]]...};
-                cs.enter(y);
-                break;
+        case 0: TROUPE_MUTEX(locks[ord[I]]...) { cs.enter(y);
             }
-            case 2: troupe::mutex(locks[ord[I]]...)([&] { cs.enter(y); }); break;
-            default:
-                for (std::size_t k = 0; k < N; ++k) set[k] = &locks[ord[k]];
-                TROUPE_MUTEX(set) { cs.enter(y); }
+            break;
+        case 1: {
+            troupe::scoped_mutex g{locks[ord[I]]...};
+            cs.enter(y);
+            break;
+        }
+        case 2: troupe::mutex(locks[ord[I]]...)([&] { cs.enter(y); }); break;
+        default:
+            for (std::size_t k = 0; k < N; ++k) set[k] = &locks[ord[k]];
+            TROUPE_MUTEX(set) { cs.enter(y); }
         }
     }
 }
@@ -123,9 +123,8 @@ void os_threads_same_set() {
     CAPTURE(N);
     std::array<Lock, N> locks;
     section cs;
-    on_os_threads("N=" + std::to_string(N), [&](int t) {
-        hammer(locks, cs, t, false, std::make_index_sequence<N>{});
-    });
+    on_os_threads("N=" + std::to_string(N),
+                  [&](int t) { hammer(locks, cs, t, false, std::make_index_sequence<N>{}); });
     CHECK(cs.overlaps.load() == 0);
     CHECK(cs.total == long(workers) * iterations);
 }
@@ -194,14 +193,18 @@ TEST_CASE("mixed lock types in one scope, each thread naming them in its own ord
         std::mt19937 rng(99u + unsigned(t));
         for (int i = 0; i < iterations; ++i) {
             switch (t) {
-                case 0: TROUPE_MUTEX(k.a, k.b, k.c, k.d, k.e, k.f) { cs.enter(false); } break;
-                case 1: TROUPE_MUTEX(k.f, k.e, k.d, k.c, k.b, k.a) { cs.enter(false); } break;
-                case 2:
-                    troupe::mutex(k.c, k.a, k.f, k.a, k.b, k.e, k.d)([&] { cs.enter(false); });
-                    break;
-                default:
-                    std::shuffle(set.begin(), set.end(), rng);
-                    TROUPE_MUTEX(set) { cs.enter(false); }
+            case 0: TROUPE_MUTEX(k.a, k.b, k.c, k.d, k.e, k.f) { cs.enter(false);
+                }
+                break;
+            case 1: TROUPE_MUTEX(k.f, k.e, k.d, k.c, k.b, k.a) { cs.enter(false);
+                }
+                break;
+            case 2:
+                troupe::mutex(k.c, k.a, k.f, k.a, k.b, k.e, k.d)([&] { cs.enter(false); });
+                break;
+            default:
+                std::shuffle(set.begin(), set.end(), rng);
+                TROUPE_MUTEX(set) { cs.enter(false); }
             }
         }
     });
@@ -279,18 +282,20 @@ TEST_CASE("run-time random subsets with duplicates: per-lock exclusion and exact
         });
     }
     SUBCASE("user and OS threads together, blocking_lock") {
-        on_processors([&](troupe::cluster& c) {
-            std::array<troupe::blocking_lock, nlocks> locks;
-            run(locks, [&](auto body) {
-                troupe_test::watchdog w{"subsets mixed threads"};
-                auto start = gated(body, workers);
-                std::vector<troupe::thread> ts;
-                std::vector<std::thread> os;
-                for (int t = 0; t < workers / 2; ++t) ts.emplace_back(c, start, t);
-                for (int t = workers / 2; t < workers; ++t) os.emplace_back(start, t);
-                for (auto& th : os) th.join();
-                for (auto& th : ts) th.join();
-            });
-        }, {1, 2});
+        on_processors(
+            [&](troupe::cluster& c) {
+                std::array<troupe::blocking_lock, nlocks> locks;
+                run(locks, [&](auto body) {
+                    troupe_test::watchdog w{"subsets mixed threads"};
+                    auto start = gated(body, workers);
+                    std::vector<troupe::thread> ts;
+                    std::vector<std::thread> os;
+                    for (int t = 0; t < workers / 2; ++t) ts.emplace_back(c, start, t);
+                    for (int t = workers / 2; t < workers; ++t) os.emplace_back(start, t);
+                    for (auto& th : os) th.join();
+                    for (auto& th : ts) th.join();
+                });
+            },
+            {1, 2});
     }
 }

@@ -38,9 +38,13 @@ bool held_elsewhere(L& l) {
 }
 
 template <class... Ls>
-concept statement_accepts = requires(Ls&... ls) { troupe::detail::make_scope(ls...); };
+concept statement_accepts = requires(Ls&... ls) {
+    troupe::detail::make_scope(ls...);
+};
 template <class... Ls>
-concept lambda_accepts = requires(Ls&... ls) { troupe::mutex(ls...); };
+concept lambda_accepts = requires(Ls&... ls) {
+    troupe::mutex(ls...);
+};
 
 }  // namespace
 
@@ -109,9 +113,7 @@ TEST_CASE("every argument order of 4 and of 7 locks gives the same acquisition o
     auto& p = s.p;
     int orders = 0;
     do {
-        {
-            troupe::scoped_mutex g{p[ix[0]], p[ix[1]], p[ix[2]], p[ix[3]]};
-        }
+        { troupe::scoped_mutex g{p[ix[0]], p[ix[1]], p[ix[2]], p[ix[3]]}; }
         {
             troupe::scoped_mutex g{p[ix[0]], p[ix[1]], p[ix[2]], p[ix[3]],
                                    p[ix[4]], p[ix[5]], p[ix[6]]};
@@ -192,19 +194,26 @@ TEST_CASE("a throwing lock() releases the locks already taken and skips the body
     std::mutex m;
     bool ran = false;
     SUBCASE("one lock type") {
-        CHECK_THROWS_AS(([&] { TROUPE_MUTEX(p[5], p[3], p[0], p[4], p[1]) { ran = true; } }()),
+        CHECK_THROWS_AS(([&] {
+                            TROUPE_MUTEX(p[5], p[3], p[0], p[4], p[1]) { ran = true; }
+                        }()),
                         std::runtime_error);
         CHECK(s.take() == up({1, 2, -2, -1}));
     }
     SUBCASE("mixed types") {
-        CHECK_THROWS_AS(([&] { TROUPE_MUTEX(p[5], m, p[3], p[0]) { ran = true; } }()),
+        CHECK_THROWS_AS(([&] {
+                            TROUPE_MUTEX(p[5], m, p[3], p[0]) { ran = true; }
+                        }()),
                         std::runtime_error);
         CHECK(s.take() == up({1, -1}));  // p[0] lies below p[3]; m anywhere
         CHECK_FALSE(held_elsewhere(m));
     }
     SUBCASE("run-time set") {
         std::vector<probe*> set{&p[7], &p[3], &p[2], &p[8]};
-        CHECK_THROWS_AS(([&] { TROUPE_MUTEX(set) { ran = true; } }()), std::runtime_error);
+        CHECK_THROWS_AS(([&] {
+                            TROUPE_MUTEX(set) { ran = true; }
+                        }()),
+                        std::runtime_error);
         CHECK(s.take() == up({3, -3}));
     }
     CHECK_FALSE(ran);
@@ -238,14 +247,14 @@ TEST_CASE("break and continue act on the enclosing loop, releasing the locks") {
     // In a switch, `break` leaves the switch.
     int reached = 0;
     switch (reached) {
-        case 0:
-            TROUPE_MUTEX(p[3], p[4]) {
-                reached = 1;
-                break;
-            }
-            reached = 2;  // not reached
+    case 0:
+        TROUPE_MUTEX(p[3], p[4]) {
+            reached = 1;
             break;
-        default: break;
+        }
+        reached = 2;  // not reached
+        break;
+    default: break;
     }
     CHECK(reached == 1);
     CHECK(s.none_held());
@@ -271,10 +280,8 @@ TEST_CASE("the statement takes a single statement and leaves `else` to the outer
     auto& p = s.p;
     int a = 0, b = 0;
     for (bool cond : {true, false}) {
-        if (cond)
-            TROUPE_MUTEX(p[0]) ++a;
-        else
-            ++b;
+        if (cond) TROUPE_MUTEX(p[0])++ a;
+        else ++b;
     }
     CHECK(a == 1);
     CHECK(b == 1);

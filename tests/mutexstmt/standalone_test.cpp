@@ -79,7 +79,9 @@ TEST_CASE("std::mutex, std::recursive_mutex and a user lock, opposite orders, 4 
 
 TEST_CASE("exceptions release std::mutex locks, which can be taken again") {
     std::mutex a, b;
-    CHECK_THROWS_AS(([&] { TROUPE_MUTEX(b, a) { throw std::runtime_error("x"); } }()),
+    CHECK_THROWS_AS(([&] {
+                        TROUPE_MUTEX(b, a) { throw std::runtime_error("x"); }
+                    }()),
                     std::runtime_error);
     CHECK(a.try_lock());
     CHECK(b.try_lock());

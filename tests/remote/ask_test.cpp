@@ -47,7 +47,9 @@ struct server : troupe::actor {
         q.reply("hello, " + q.who);
         return troupe::Nodelete;
     }
-    troupe::allocation receive(fail& q) { throw std::out_of_range("code " + std::to_string(q.code) + " is out of range"); }
+    troupe::allocation receive(fail& q) {
+        throw std::out_of_range("code " + std::to_string(q.code) + " is out of range");
+    }
     troupe::allocation receive(touch& q) {
         ++touched;
         q.reply();

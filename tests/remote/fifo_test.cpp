@@ -11,7 +11,8 @@ namespace remote = troupe::remote;
 struct numbered : troupe::message {
     int rank = 0, sender = 0, seq = 0;
 };
-TROUPE_REMOTE_MESSAGE(numbered, "test.fifo.numbered", &numbered::rank, &numbered::sender, &numbered::seq);
+TROUPE_REMOTE_MESSAGE(numbered, "test.fifo.numbered", &numbered::rank, &numbered::sender,
+                      &numbered::seq);
 
 constexpr int senders_per_rank = 4;  // actors; the main thread is sender 4
 constexpr int per_sender = 2000;
@@ -93,7 +94,8 @@ constexpr int blobs_per_sender = 150;
 constexpr std::size_t big_blob = 96 * 1024;
 
 static void fill_blob(blob& b) {
-    b.data.assign(b.seq % 10 == 3 ? big_blob : std::size_t(b.seq % 7), static_cast<unsigned char>(b.seq * 31 + b.sender));
+    b.data.assign(b.seq % 10 == 3 ? big_blob : std::size_t(b.seq % 7),
+                  static_cast<unsigned char>(b.seq * 31 + b.sender));
 }
 
 struct blob_sink : troupe::actor {

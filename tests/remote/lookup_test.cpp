@@ -18,7 +18,9 @@ struct vault : troupe::actor {
     troupe::allocation receive(ping&) { return troupe::Nodelete; }
 };
 
-static bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+static bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
 
 TEST_CASE("lookup: found, typo, wrong type, async, duplicate") {
     auto& w = remote_test::world();
@@ -44,7 +46,7 @@ TEST_CASE("lookup: found, typo, wrong type, async, duplicate") {
         CAPTURE(m);
         CHECK(contains(m, "\"lookup.teler\""));
         CHECK(contains(m, "rank " + std::to_string(other)));
-        CHECK(contains(m, "teller"));               // the requested type
+        CHECK(contains(m, "teller"));             // the requested type
         CHECK(contains(m, "\"lookup.teller\""));  // what is published there
     }
     try {

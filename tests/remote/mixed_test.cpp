@@ -39,9 +39,10 @@ TEST_CASE("channels and waituntil with remote asks") {
         troupe::cluster c{2};
         troupe::channel<long> ch{4, "numbers"};
         troupe::thread producer{c, [&] {
-            for (long n = 1; n <= numbers; ++n) ch.insert(n);
-            for (int i = 0; i < consumers; ++i) ch.insert(-1);  // one end mark per consumer
-        }};
+                                    for (long n = 1; n <= numbers; ++n) ch.insert(n);
+                                    for (int i = 0; i < consumers; ++i)
+                                        ch.insert(-1);  // one end mark per consumer
+                                }};
         std::vector<troupe::thread> ts;
         for (int i = 0; i < consumers; ++i)
             ts.emplace_back(c, [&] {
@@ -49,22 +50,24 @@ TEST_CASE("channels and waituntil with remote asks") {
                 bool asking = false, ended = false;
                 long v = 0, sum = 0;
                 while (!ended || asking) {
-                    troupe::waituntil(
-                        troupe::when(!asking && !ended, troupe::on(ch.remove_into(v), [&] {
-                            if (v < 0) {
-                                ended = true;
-                                return;
-                            }
-                            q.reset();
-                            q.x = v;
-                            far.ask(q);
-                            asking = true;
-                        })) |
-                        troupe::when(asking, troupe::on(q.result(), [&] {
-                            sum += q.result().get();
-                            asking = false;
-                        })) |
-                        troupe::on(troupe::timeout(30s), [&] { ++timeouts; }));
+                    troupe::waituntil(troupe::when(!asking && !ended, troupe::on(ch.remove_into(v),
+                                                                                 [&] {
+                                                                                     if (v < 0) {
+                                                                                         ended =
+                                                                                             true;
+                                                                                         return;
+                                                                                     }
+                                                                                     q.reset();
+                                                                                     q.x = v;
+                                                                                     far.ask(q);
+                                                                                     asking = true;
+                                                                                 })) |
+                                      troupe::when(asking, troupe::on(q.result(),
+                                                                      [&] {
+                                                                          sum += q.result().get();
+                                                                          asking = false;
+                                                                      })) |
+                                      troupe::on(troupe::timeout(30s), [&] { ++timeouts; }));
                 }
                 total += sum;
             });

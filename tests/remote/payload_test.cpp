@@ -17,7 +17,8 @@ struct note : troupe::message {
     int from = 0;
 };
 #include <cereal/types/map.hpp>
-TROUPE_REMOTE_MESSAGE(note, "test.payload.note", &note::text, &note::numbers, &note::weights, &note::from);
+TROUPE_REMOTE_MESSAGE(note, "test.payload.note", &note::text, &note::numbers, &note::weights,
+                      &note::from);
 
 struct point : troupe::message {
     double x = 0, y = 0;
@@ -36,13 +37,16 @@ TROUPE_REMOTE_MESSAGE(unsent, "test.payload.unsent", &unsent::v);
 struct reader : troupe::actor {
     int notes = 0, points = 0, expected = 0;  // finishes after `expected` messages
     bool all_right = true;
-    troupe::allocation counted() { return notes + points == expected ? troupe::Finished : troupe::Nodelete; }
+    troupe::allocation counted() {
+        return notes + points == expected ? troupe::Finished : troupe::Nodelete;
+    }
     troupe::allocation receive(note& n) {
         ++notes;
         const std::string want = "note from rank " + std::to_string(n.from) + std::string(200, '!');
-        all_right &= n.text == want && n.numbers.size() == std::size_t(n.from + 3) && n.weights.size() == 2 &&
-                     n.weights["pi"] == 3.25 && n.weights["e"] == 2.5;
-        for (std::size_t i = 0; i < n.numbers.size(); ++i) all_right &= n.numbers[i] == int(i) * n.from;
+        all_right &= n.text == want && n.numbers.size() == std::size_t(n.from + 3) &&
+                     n.weights.size() == 2 && n.weights["pi"] == 3.25 && n.weights["e"] == 2.5;
+        for (std::size_t i = 0; i < n.numbers.size(); ++i)
+            all_right &= n.numbers[i] == int(i) * n.from;
         return counted();
     }
     troupe::allocation receive(point& p) {
@@ -84,8 +88,8 @@ TEST_CASE("strings, vectors and maps through cereal") {
 }
 
 // Builds one frame by hand (what a buggy or hostile peer could send).
-static rd::byte_buffer frame(rd::frame_kind k, std::string_view name, std::uint64_t target, const void* payload,
-                             std::size_t n) {
+static rd::byte_buffer frame(rd::frame_kind k, std::string_view name, std::uint64_t target,
+                             const void* payload, std::size_t n) {
     rd::byte_buffer b;
     rd::begin_frame(b, k, name, rd::name_key(name), target, 0);
     b.append(payload, n);

@@ -51,7 +51,8 @@ TEST_CASE("ping-pong between pairs of ranks") {
         w.publish(name, me);
         w.barrier();
         const int other = partner(w.rank(), w.size());
-        me.peer = w.lookup<player>(other, "pp." + std::to_string(round) + "." + std::to_string(other));
+        me.peer =
+            w.lookup<player>(other, "pp." + std::to_string(round) + "." + std::to_string(other));
         me.solo = other == w.rank();
         w.barrier();  // every player is set up before any ball flies
         if (me.solo) {

@@ -40,14 +40,17 @@ int main(int argc, char** argv) {
     std::vector<std::string> errs;
     errors = &errs;
     long limit = 60;
-    if (const char* env = std::getenv("TROUPE_WATCHDOG_SECONDS")) limit = std::strtol(env, nullptr, 10);
+    if (const char* env = std::getenv("TROUPE_WATCHDOG_SECONDS"))
+        limit = std::strtol(env, nullptr, 10);
     std::mutex m;
     std::condition_variable cv;
     bool done = false;
     std::thread dog([&] {
         std::unique_lock lk{m};
         if (!cv.wait_for(lk, std::chrono::seconds(limit), [&] { return done; })) {
-            std::fprintf(stderr, "\nWATCHDOG: %s did not finish within %ld s (deadlock?); aborting\n", argv[0], limit);
+            std::fprintf(stderr,
+                         "\nWATCHDOG: %s did not finish within %ld s (deadlock?); aborting\n",
+                         argv[0], limit);
             std::fflush(stderr);
             std::abort();
         }

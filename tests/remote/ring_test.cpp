@@ -52,7 +52,7 @@ TEST_CASE("token ring across all ranks") {
     w.publish("ring.station", s);
     w.barrier();
     s.next = w.lookup<station>((w.rank() + 1) % w.size(), "ring.station");
-    w.barrier();  // every station knows the next before the token moves
+    w.barrier();                          // every station knows the next before the token moves
     if (w.rank() == 0) s.next | token{};  // rank 1's station gets pass 0 (rank 0 itself when alone)
     w.stop(sys);
     CHECK(s.finished());

@@ -31,7 +31,9 @@ struct bouncer : troupe::actor {
     }
     // Every chain ends with one last_call to every bouncer: the actor knows
     // when the last one is in and finishes.
-    troupe::allocation receive(last_call&) { return ++ended == expected_ends ? troupe::Finished : troupe::Nodelete; }
+    troupe::allocation receive(last_call&) {
+        return ++ended == expected_ends ? troupe::Finished : troupe::Nodelete;
+    }
 };
 
 TEST_CASE("stop waits for messages in flight anywhere") {

@@ -16,8 +16,8 @@ namespace {
 // its own store; other threads at worst read a stale pointer that cannot
 // equal their own context.
 std::atomic<const troupe::context*> armed{nullptr};
-std::size_t fail_at = 0;       // written before `armed` is set, by the armed context
-std::size_t count = 0;         // touched only by the armed context
+std::size_t fail_at = 0;  // written before `armed` is set, by the armed context
+std::size_t count = 0;    // touched only by the armed context
 bool did_fire = false;
 
 // True if this allocation must fail.
@@ -33,10 +33,8 @@ void* allocate(std::size_t n, std::size_t align) noexcept {
     if (inject()) return nullptr;
     if (n == 0) n = 1;
     void* p = nullptr;
-    if (align <= alignof(std::max_align_t))
-        p = std::malloc(n);
-    else if (posix_memalign(&p, align, n) != 0)
-        p = nullptr;
+    if (align <= alignof(std::max_align_t)) p = std::malloc(n);
+    else if (posix_memalign(&p, align, n) != 0) p = nullptr;
     if (p) detail::note_allocation();
     return p;
 }

@@ -38,8 +38,7 @@ std::size_t for_each_allocation_failure(F&& body) {
             fail_allocation guard{n};
             try {
                 body(n);
-            } catch (const std::bad_alloc&) {
-            }
+            } catch (const std::bad_alloc&) {}
             fired = guard.fired();
         }
         if (!fired) return n - 1;

@@ -42,9 +42,7 @@ shard& mine() noexcept {
 // first baseline. Each step says which cache it fills.
 void warm_caches() {
     // doctest's per-kernel-thread INFO/CAPTURE stack (a vector) on this thread.
-    {
-        INFO("troupe_test::leak_check warm-up");
-    }
+    { INFO("troupe_test::leak_check warm-up"); }
     // The default cluster and its processors (kernel threads, descriptors).
     troupe::this_cluster();
     // More threads alive at once than a kernel thread caches stacks
@@ -102,8 +100,9 @@ leak_check::leak_check(std::source_location where) : where_(where) {
         warm_caches();
         counting = counting_works();
     });
-    REQUIRE_MESSAGE(counting, "leak_check: operator new is not the test support library's "
-                              "(link it with link_whole), so nothing would be counted");
+    REQUIRE_MESSAGE(counting,
+                    "leak_check: operator new is not the test support library's "
+                    "(link it with link_whole), so nothing would be counted");
     failures_ = failed_assertions();
     uncaught_ = std::uncaught_exceptions();
     baseline_ = live_heap_blocks();
@@ -117,10 +116,10 @@ leak_check::~leak_check() {
     // behind on its way out; its own failure is the report that matters.
     if (failed_assertions() != failures_ || std::uncaught_exceptions() > uncaught_) return;
     if (n == 0) return;
-    const std::string what = std::string{"leak_check at "} + where_.file_name() + ":" +
-                             std::to_string(where_.line()) + ": " + std::to_string(n) +
-                             (n > 0 ? " heap block(s) not returned"
-                                    : " heap block(s) freed that were made before it");
+    const std::string what =
+        std::string{"leak_check at "} + where_.file_name() + ":" + std::to_string(where_.line()) +
+        ": " + std::to_string(n) +
+        (n > 0 ? " heap block(s) not returned" : " heap block(s) freed that were made before it");
     FAIL_CHECK(what);
 }
 

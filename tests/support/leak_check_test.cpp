@@ -59,8 +59,7 @@ TEST_CASE("leak_check fails the test when a user thread keeps a block" *
     troupe_test::run_in(c, [] { kept_by_thread = std::make_unique<int>(7); });
 }
 
-TEST_CASE("leak_check stays silent in a test that already failed" *
-          doctest::expected_failures(1)) {
+TEST_CASE("leak_check stays silent in a test that already failed" * doctest::expected_failures(1)) {
     // Exactly one failure (the CHECK below), not two: the guard does not
     // add a leak report to a test that failed for another reason.
     static std::unique_ptr<int> left;

@@ -80,10 +80,8 @@ public:
                 error_ = std::current_exception();
             }
         };
-        if (where == from::user_thread)
-            user_.emplace(c, std::move(run));
-        else
-            os_.emplace(std::move(run));
+        if (where == from::user_thread) user_.emplace(c, std::move(run));
+        else os_.emplace(std::move(run));
     }
     spawned(const spawned&) = delete;
     ~spawned() {

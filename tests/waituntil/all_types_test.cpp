@@ -60,7 +60,8 @@ TEST_CASE("all resource types in one statement") {
                 long v = 0;
                 bool done = false;
                 auto got = [&] {
-                    if (v < 0) done = true; else s.removed += v;
+                    if (v < 0) done = true;
+                    else s.removed += v;
                 };
                 for (long i = 0; !done; ++i) {
                     waituntil(on(s.A.remove_into(v), got) |
@@ -71,47 +72,49 @@ TEST_CASE("all resource types in one statement") {
             });
         }
         troupe::thread drainer{c, [&] {
-            long v = 0;
-            while (!stop_helpers.load()) {
-                waituntil(on(s.F,
-                             [&] {
-                                 if (s.F.get() == 42) ++s.f_bodies;
-                                 s.F.reset();  // nobody else waits on F
-                             }) |
-                          on(s.A.remove_into(v), [&] { s.removed += v; }) |
-                          on(s.C.remove_into(v), [&] { s.removed += v; }) |
-                          on(s.B, [&] { s.b_body(); }) | on(timeout(100ns)));
-                // B is usually free: without a yield this loop would keep a
-                // lone processor to itself (user threads are not preempted).
-                troupe::this_thread::yield();
-            }
-        }};
-        troupe::thread churner{c, [&] {
-            long v = 0;
-            for (long i = 0; !stop_helpers.load(); ++i) {
-                if (s.A.try_remove(v) == troupe::channel_status::success) s.removed += v;
-                s.C.try_insert(0L);  // adds nothing to the sums, but is removed
-                if (s.B.try_lock()) {
+                                   long v = 0;
+                                   while (!stop_helpers.load()) {
+                                       waituntil(on(s.F,
+                                                    [&] {
+                                                        if (s.F.get() == 42) ++s.f_bodies;
+                                                        s.F.reset();  // nobody else waits on F
+                                                    }) |
+                                                 on(s.A.remove_into(v), [&] { s.removed += v; }) |
+                                                 on(s.C.remove_into(v), [&] { s.removed += v; }) |
+                                                 on(s.B, [&] { s.b_body(); }) | on(timeout(100ns)));
+                                       // B is usually free: without a yield this loop would keep a
+                                       // lone processor to itself (user threads are not preempted).
+                                       troupe::this_thread::yield();
+                                   }
+                               }};
+        troupe::thread churner{
+            c, [&] {
+                long v = 0;
+                for (long i = 0; !stop_helpers.load(); ++i) {
+                    if (s.A.try_remove(v) == troupe::channel_status::success) s.removed += v;
+                    s.C.try_insert(0L);  // adds nothing to the sums, but is removed
+                    if (s.B.try_lock()) {
+                        s.b_body();
+                        s.B.unlock();
+                    }
+                    s.B.lock();
                     s.b_body();
                     s.B.unlock();
+                    troupe::this_thread::yield();
                 }
-                s.B.lock();
-                s.b_body();
-                s.B.unlock();
-                troupe::this_thread::yield();
-            }
-        }};
+            }};
 
         // The producer: A alone, or B and C and a 1ns timeout, guarded.
-        troupe::thread producer{c, [&] {
-            for (long j = 1; j <= iterations; ++j) {
-                if (j == iterations / 2) s.F.fulfil(42);
-                auto ins = [&] { s.inserted += j; };
-                waituntil(when(j % 4 != 0, on(s.A.insert_from(j), ins)) |
-                          (when(j % 3 != 0, on(s.B, [&] { s.b_body(); })) &
-                           when(j % 5 != 0, on(s.C.insert_from(j), ins)) & on(timeout(1ns))));
-            }
-        }};
+        troupe::thread producer{
+            c, [&] {
+                for (long j = 1; j <= iterations; ++j) {
+                    if (j == iterations / 2) s.F.fulfil(42);
+                    auto ins = [&] { s.inserted += j; };
+                    waituntil(when(j % 4 != 0, on(s.A.insert_from(j), ins)) |
+                              (when(j % 3 != 0, on(s.B, [&] { s.b_body(); })) &
+                               when(j % 5 != 0, on(s.C.insert_from(j), ins)) & on(timeout(1ns))));
+                }
+            }};
         producer.join();
         // F was fulfilled halfway and is the drainer's first clause.
         while (s.f_bodies.load() == 0) troupe::this_thread::yield();

@@ -120,19 +120,21 @@ TEST_CASE("two selectors on each other's zero-size channels in opposite orders (
         std::vector<int> got(rounds);
         std::vector<std::size_t> won(rounds);
         troupe::thread reader{c, [&] {
-            for (int i = 0; i < rounds; ++i) {
-                int x = 0;
-                auto r = waituntil(on(A.remove_into(x)) | on(B.remove_into(x)));
-                REQUIRE(r.count() == 1);
-                got[i] = x;
-            }
-        }};
-        troupe::thread writer{c, [&] {
-            for (int i = 0; i < rounds; ++i) {
-                int one = 1, two = 2;
-                won[i] = waituntil(on(B.insert_from(two)) | on(A.insert_from(one))).index();
-            }
-        }};
+                                  for (int i = 0; i < rounds; ++i) {
+                                      int x = 0;
+                                      auto r =
+                                          waituntil(on(A.remove_into(x)) | on(B.remove_into(x)));
+                                      REQUIRE(r.count() == 1);
+                                      got[i] = x;
+                                  }
+                              }};
+        troupe::thread writer{
+            c, [&] {
+                for (int i = 0; i < rounds; ++i) {
+                    int one = 1, two = 2;
+                    won[i] = waituntil(on(B.insert_from(two)) | on(A.insert_from(one))).index();
+                }
+            }};
         reader.join();
         writer.join();
         check(got, won);
@@ -145,38 +147,41 @@ TEST_CASE("two selectors on each other's zero-size channels in opposite orders (
     channel<int> A{0}, B{0};
     std::vector<int> got(rounds / 4);
     std::vector<std::size_t> won(rounds / 4);
-    troupe::thread writer{c, [&] {
-        for (auto& w : won) w = waituntil(on(B.insert_from(2)) | on(A.insert_from(1))).index();
-    }};
+    troupe::thread writer{
+        c, [&] {
+            for (auto& w : won) w = waituntil(on(B.insert_from(2)) | on(A.insert_from(1))).index();
+        }};
     for (auto& g : got) waituntil(on(A.remove_into(g)) | on(B.remove_into(g)));
     writer.join();
     check(got, won);
 }
 
 TEST_CASE("buffered channel: a selecting reader meeting a blocked selecting writer keeps FIFO") {
-    on_processors([](troupe::cluster& c) {
-        troupe_test::leak_check no_leaks;
-        for (int round = 0; round < troupe_test::scaled(200, 4) + 5; ++round) {
-            channel<int> ch{2};
-            troupe::future<int> never;
-            ch << 1;
-            ch << 2;
-            troupe::thread writer{c, [&] {
-                int three = 3;
-                waituntil(on(never) | on(ch.insert_from(three)));
-            }};
-            wait_until([&] { return ch.waiting_producers() == 1; });
-            std::vector<int> out;
-            for (int i = 0; i < 3; ++i) {
-                int v = 0;
-                run_in(c, [&] {
-                    waituntil(on(never) | on(ch.remove_into(v), [&] { out.push_back(v); }));
-                });
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            for (int round = 0; round < troupe_test::scaled(200, 4) + 5; ++round) {
+                channel<int> ch{2};
+                troupe::future<int> never;
+                ch << 1;
+                ch << 2;
+                troupe::thread writer{c, [&] {
+                                          int three = 3;
+                                          waituntil(on(never) | on(ch.insert_from(three)));
+                                      }};
+                wait_until([&] { return ch.waiting_producers() == 1; });
+                std::vector<int> out;
+                for (int i = 0; i < 3; ++i) {
+                    int v = 0;
+                    run_in(c, [&] {
+                        waituntil(on(never) | on(ch.remove_into(v), [&] { out.push_back(v); }));
+                    });
+                }
+                writer.join();
+                CHECK(out == std::vector<int>{1, 2, 3});
             }
-            writer.join();
-            CHECK(out == std::vector<int>{1, 2, 3});
-        }
-    }, {1, 2});
+        },
+        {1, 2});
 }
 
 TEST_CASE("a closed channel makes its clause ready and the clause throws, in both modes") {
@@ -220,44 +225,44 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
             channel<int> A{2}, B{2};
             std::atomic<long> inserted{0}, removed{0};
             const long threshold = troupe_test::scaled(5'000, 4);
-            troupe::thread producer{c, [&] {
-                try {
-                    for (int i = 0;; ++i)
-                        waituntil(on(A.insert_from(i), [&] { ++inserted; }) &
-                                  on(B.insert_from(i), [&] { ++inserted; }));
-                } catch (troupe::channel_closed&) {
-                }
-            }};
+            troupe::thread producer{
+                c, [&] {
+                    try {
+                        for (int i = 0;; ++i)
+                            waituntil(on(A.insert_from(i), [&] { ++inserted; }) &
+                                      on(B.insert_from(i), [&] { ++inserted; }));
+                    } catch (troupe::channel_closed&) {}
+                }};
             int next_a = 0, next_b = 0, out_of_order = 0;
-            troupe::thread consumer{c, [&] {
-                int x = 0, y = 0;
-                auto got_a = [&] { out_of_order += x != next_a++, ++removed; };
-                auto got_b = [&] { out_of_order += y != next_b++, ++removed; };
-                try {
-                    for (;;) {
-                        if (and_reader)
-                            waituntil(on(A.remove_into(x), got_a) & on(B.remove_into(y), got_b));
-                        else
-                            waituntil(on(A.remove_into(x), got_a) | on(B.remove_into(y), got_b));
-                    }
-                } catch (troupe::channel_closed&) {
-                }
-                // Drain what is left, one channel at a time.
-                try {
-                    for (;;) {
-                        x = A.remove();
-                        got_a();
-                    }
-                } catch (troupe::channel_closed&) {
-                }
-                try {
-                    for (;;) {
-                        y = B.remove();
-                        got_b();
-                    }
-                } catch (troupe::channel_closed&) {
-                }
-            }};
+            troupe::thread consumer{
+                c, [&] {
+                    int x = 0, y = 0;
+                    auto got_a = [&] { out_of_order += x != next_a++, ++removed; };
+                    auto got_b = [&] { out_of_order += y != next_b++, ++removed; };
+                    try {
+                        for (;;) {
+                            if (and_reader)
+                                waituntil(on(A.remove_into(x), got_a) &
+                                          on(B.remove_into(y), got_b));
+                            else
+                                waituntil(on(A.remove_into(x), got_a) |
+                                          on(B.remove_into(y), got_b));
+                        }
+                    } catch (troupe::channel_closed&) {}
+                    // Drain what is left, one channel at a time.
+                    try {
+                        for (;;) {
+                            x = A.remove();
+                            got_a();
+                        }
+                    } catch (troupe::channel_closed&) {}
+                    try {
+                        for (;;) {
+                            y = B.remove();
+                            got_b();
+                        }
+                    } catch (troupe::channel_closed&) {}
+                }};
             wait_until([&] { return removed.load() >= threshold; });
             A.close();
             B.close();
@@ -271,42 +276,46 @@ TEST_CASE("close during waituntil: no value lost, per-channel FIFO kept (channel
 }
 
 TEST_CASE("repeated close cycles: 6-way and-insert against 6-way or-remove (repeat_close)") {
-    on_processors([](troupe::cluster& c) {
-        troupe_test::leak_check no_leaks;
-        for (int round = 0; round < troupe_test::scaled(40, 4); ++round) {
-            CAPTURE(round);
-            std::vector<channel<long>> ch(6);
-            std::atomic<long> in_count{0}, in_sum{0}, out_count{0}, out_sum{0};
-            troupe::thread producer{c, [&] {
-                try {
-                    for (long i = 1;; ++i) {
-                        auto ins = [&] { ++in_count, in_sum += i; };
-                        waituntil(on(ch[0].insert_from(i), ins) & on(ch[1].insert_from(i), ins) &
-                                  on(ch[2].insert_from(i), ins) & on(ch[3].insert_from(i), ins) &
-                                  on(ch[4].insert_from(i), ins) & on(ch[5].insert_from(i), ins));
-                    }
-                } catch (troupe::channel_closed&) {
-                }
-            }};
-            troupe::thread consumer{c, [&] {
-                long v = 0;
-                auto rem = [&] { ++out_count, out_sum += v; };
-                try {
-                    for (;;)
-                        waituntil(on(ch[0].remove_into(v), rem) | on(ch[1].remove_into(v), rem) |
-                                  on(ch[2].remove_into(v), rem) | on(ch[3].remove_into(v), rem) |
-                                  on(ch[4].remove_into(v), rem) | on(ch[5].remove_into(v), rem));
-                } catch (troupe::channel_closed&) {
-                }
-            }};
-            wait_until([&] { return out_count.load() >= troupe_test::scaled(600, 4); });
-            for (auto& x : ch) x.close();
-            producer.join();
-            consumer.join();
-            CHECK(in_count.load() == out_count.load());
-            CHECK(in_sum.load() == out_sum.load());
-        }
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            for (int round = 0; round < troupe_test::scaled(40, 4); ++round) {
+                CAPTURE(round);
+                std::vector<channel<long>> ch(6);
+                std::atomic<long> in_count{0}, in_sum{0}, out_count{0}, out_sum{0};
+                troupe::thread producer{
+                    c, [&] {
+                        try {
+                            for (long i = 1;; ++i) {
+                                auto ins = [&] { ++in_count, in_sum += i; };
+                                waituntil(
+                                    on(ch[0].insert_from(i), ins) & on(ch[1].insert_from(i), ins) &
+                                    on(ch[2].insert_from(i), ins) & on(ch[3].insert_from(i), ins) &
+                                    on(ch[4].insert_from(i), ins) & on(ch[5].insert_from(i), ins));
+                            }
+                        } catch (troupe::channel_closed&) {}
+                    }};
+                troupe::thread consumer{
+                    c, [&] {
+                        long v = 0;
+                        auto rem = [&] { ++out_count, out_sum += v; };
+                        try {
+                            for (;;)
+                                waituntil(
+                                    on(ch[0].remove_into(v), rem) | on(ch[1].remove_into(v), rem) |
+                                    on(ch[2].remove_into(v), rem) | on(ch[3].remove_into(v), rem) |
+                                    on(ch[4].remove_into(v), rem) | on(ch[5].remove_into(v), rem));
+                        } catch (troupe::channel_closed&) {}
+                    }};
+                wait_until([&] { return out_count.load() >= troupe_test::scaled(600, 4); });
+                for (auto& x : ch) x.close();
+                producer.join();
+                consumer.join();
+                CHECK(in_count.load() == out_count.load());
+                CHECK(in_sum.load() == out_sum.load());
+            }
+        },
+        {1, 2});
 }
 
 TEST_CASE("an exception in a body with & pending operations loses nothing") {
@@ -339,28 +348,31 @@ TEST_CASE("an exception in a body with & pending operations loses nothing") {
 }
 
 TEST_CASE("run-time-length clause over channels: the ready one's index reaches the body") {
-    on_processors([](troupe::cluster& c) {
-        troupe_test::leak_check no_leaks;
-        constexpr int n = 12;  // more than the in-place slots
-        std::vector<channel<int>> chans(n);
-        const int per = troupe_test::scaled(300, 4);
-        troupe::thread producer{c, [&] {
-            for (int i = 0; i < per; ++i)
-                for (int k = 0; k < n; ++k) chans[(k * 5 + i) % n] << (k * 5 + i) % n;
-        }};
-        int v = -1, mismatches = 0, received = 0;
-        run_in(c, [&] {
-            for (int i = 0; i < per * n; ++i) {
-                auto r = waituntil(troupe::on_any(
-                    chans, [&](channel<int>& ch) { return ch.remove_into(v); },
-                    [&](std::size_t idx) { mismatches += v != int(idx), ++received; }));
-                CHECK(r.index() == 0);
-            }
-        });
-        producer.join();
-        CHECK(received == per * n);
-        CHECK(mismatches == 0);
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            constexpr int n = 12;  // more than the in-place slots
+            std::vector<channel<int>> chans(n);
+            const int per = troupe_test::scaled(300, 4);
+            troupe::thread producer{c, [&] {
+                                        for (int i = 0; i < per; ++i)
+                                            for (int k = 0; k < n; ++k)
+                                                chans[(k * 5 + i) % n] << (k * 5 + i) % n;
+                                    }};
+            int v = -1, mismatches = 0, received = 0;
+            run_in(c, [&] {
+                for (int i = 0; i < per * n; ++i) {
+                    auto r = waituntil(troupe::on_any(
+                        chans, [&](channel<int>& ch) { return ch.remove_into(v); },
+                        [&](std::size_t idx) { mismatches += v != int(idx), ++received; }));
+                    CHECK(r.index() == 0);
+                }
+            });
+            producer.join();
+            CHECK(received == per * n);
+            CHECK(mismatches == 0);
+        },
+        {1, 2});
 }
 
 // ------------------------------------------ report_close: no try/catch needed
@@ -411,8 +423,9 @@ TEST_CASE("report_close: a select loop over channels that close needs no try/cat
     });
 }
 
-TEST_CASE("report_close in and-mode: one channel closed, the other ready: both bodies run, with "
-          "their outcome") {
+TEST_CASE(
+    "report_close in and-mode: one channel closed, the other ready: both bodies run, with "
+    "their outcome") {
     on_processors([](troupe::cluster& c) {
         troupe_test::leak_check no_leaks;
         run_in(c, [&] {
@@ -447,8 +460,9 @@ TEST_CASE("report_close in and-mode: one channel closed, the other ready: both b
     });
 }
 
-TEST_CASE("report_close on insert: the element stays in its variable; stop_on_close leaves the "
-          "buffer") {
+TEST_CASE(
+    "report_close on insert: the element stays in its variable; stop_on_close leaves the "
+    "buffer") {
     on_processors([](troupe::cluster& c) {
         troupe_test::leak_check no_leaks;
         run_in(c, [&] {

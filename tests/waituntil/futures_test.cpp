@@ -28,10 +28,10 @@ TEST_CASE("or and and-or loops over futures fulfilled by a server (Cforall futur
         for (int round = 0; round < rounds / 10; ++round) {
             future<int> A, B, C;
             troupe::thread server{c, [&] {
-                B.fulfil(2);
-                A.fulfil(1);
-                C.fulfil(3);
-            }};
+                                      B.fulfil(2);
+                                      A.fulfil(1);
+                                      C.fulfil(3);
+                                  }};
             int a = 0, b = 0, cc = 0;
             run_in(c, [&] {
                 // A | B | C until all three bodies ran (each at most once: a
@@ -46,10 +46,10 @@ TEST_CASE("or and and-or loops over futures fulfilled by a server (Cforall futur
             CHECK(a + b + cc == 3);
             A.reset(), B.reset(), C.reset();
             troupe::thread server2{c, [&] {
-                C.fulfil(3);
-                B.fulfil(2);
-                A.fulfil(1);
-            }};
+                                       C.fulfil(3);
+                                       B.fulfil(2);
+                                       A.fulfil(1);
+                                   }};
             a = b = cc = 0;
             run_in(c, [&] {
                 while (a + b + cc < 3) {
@@ -65,50 +65,52 @@ TEST_CASE("or and and-or loops over futures fulfilled by a server (Cforall futur
 }
 
 TEST_CASE("guarded a | b & c and (a | b) & c for every guard combination") {
-    on_processors([](troupe::cluster& c) {
-        for (unsigned g = 0; g < 8; ++g) {
-            CAPTURE(g);
-            const bool ga = g & 1, gb = g & 2, gc = g & 4;
-            for (int shape = 0; shape < 2; ++shape) {
-                future<int> A, B, C;
-                troupe::thread server{c, [&] {
-                    B.fulfil(2);
-                    A.fulfil(1);
-                    C.fulfil(3);
-                }};
-                bool ra = false, rb = false, rc = false;
-                troupe::waituntil_result<3> r;
-                run_in(c, [&] {
-                    if (shape == 0)
-                        r = waituntil(when(ga, on(A, [&] { ra = true; })) |
-                                      (when(gb, on(B, [&] { rb = true; })) &
-                                       when(gc, on(C, [&] { rc = true; }))));
-                    else
-                        r = waituntil((when(ga, on(A, [&] { ra = true; })) |
-                                       when(gb, on(B, [&] { rb = true; }))) &
-                                      when(gc, on(C, [&] { rc = true; })));
-                });
-                server.join();
-                // The predicate (with disabled clauses dropped) holds.
-                const bool a = !ga ? false : ra, b = rb, cc = rc;
-                if (shape == 0) {
-                    const bool bc_present = gb || gc;
-                    const bool bc = (!gb || b) && (!gc || cc);
-                    CHECK((g == 0 || (ga && a) || (bc_present && bc)));
-                } else {
-                    const bool ab_present = ga || gb;
-                    const bool ab = (ga && a) || (gb && b);
-                    CHECK((g == 0 || ((!ab_present || ab) && (!gc || cc))));
+    on_processors(
+        [](troupe::cluster& c) {
+            for (unsigned g = 0; g < 8; ++g) {
+                CAPTURE(g);
+                const bool ga = g & 1, gb = g & 2, gc = g & 4;
+                for (int shape = 0; shape < 2; ++shape) {
+                    future<int> A, B, C;
+                    troupe::thread server{c, [&] {
+                                              B.fulfil(2);
+                                              A.fulfil(1);
+                                              C.fulfil(3);
+                                          }};
+                    bool ra = false, rb = false, rc = false;
+                    troupe::waituntil_result<3> r;
+                    run_in(c, [&] {
+                        if (shape == 0)
+                            r = waituntil(when(ga, on(A, [&] { ra = true; })) |
+                                          (when(gb, on(B, [&] { rb = true; })) &
+                                           when(gc, on(C, [&] { rc = true; }))));
+                        else
+                            r = waituntil((when(ga, on(A, [&] { ra = true; })) |
+                                           when(gb, on(B, [&] { rb = true; }))) &
+                                          when(gc, on(C, [&] { rc = true; })));
+                    });
+                    server.join();
+                    // The predicate (with disabled clauses dropped) holds.
+                    const bool a = !ga ? false : ra, b = rb, cc = rc;
+                    if (shape == 0) {
+                        const bool bc_present = gb || gc;
+                        const bool bc = (!gb || b) && (!gc || cc);
+                        CHECK((g == 0 || (ga && a) || (bc_present && bc)));
+                    } else {
+                        const bool ab_present = ga || gb;
+                        const bool ab = (ga && a) || (gb && b);
+                        CHECK((g == 0 || ((!ab_present || ab) && (!gc || cc))));
+                    }
+                    // Disabled clauses never ran; all guards false is a no-op.
+                    CHECK((ga || !ra));
+                    CHECK((gb || !rb));
+                    CHECK((gc || !rc));
+                    if (g == 0) CHECK(r.none());
+                    CHECK(A.waiters() + B.waiters() + C.waiters() == 0);
                 }
-                // Disabled clauses never ran; all guards false is a no-op.
-                CHECK((ga || !ra));
-                CHECK((gb || !rb));
-                CHECK((gc || !rc));
-                if (g == 0) CHECK(r.none());
-                CHECK(A.waiters() + B.waiters() + C.waiters() == 0);
             }
-        }
-    }, {1, 2});
+        },
+        {1, 2});
 }
 
 TEST_CASE("run-time-length clause over a span of futures: the ready index reaches the body") {
@@ -120,10 +122,11 @@ TEST_CASE("run-time-length clause over a span of futures: the ready index reache
             std::size_t got = 99;
             int value = -1;
             run_in(c, [&] {
-                auto r = waituntil(on_any(std::span{fs}, [&](std::size_t i) {
-                                       got = i;
-                                       value = fs[i].get();
-                                   }) |
+                auto r = waituntil(on_any(std::span{fs},
+                                          [&](std::size_t i) {
+                                              got = i;
+                                              value = fs[i].get();
+                                          }) |
                                    on(troupe::timeout(std::chrono::hours(1))));
                 CHECK(r.index() == 0);
             });

@@ -26,7 +26,7 @@ template <class Lock>
 struct guarded {
     Lock lock;
     std::atomic<int> inside{0};
-    long count = 0;  // only touched while holding `lock`
+    long count = 0;                 // only touched while holding `lock`
     std::atomic<int> overlaps{0};   // two threads inside at once
     std::atomic<int> not_owner{0};  // inside while the lock names someone else
 
@@ -114,13 +114,14 @@ TEST_CASE("pure-or over locks acquires exactly one, and holds it only during its
             l1.lock();  // held by main: the statement must take l2 or wait
             int which = -1;
             bool held_in_body = false;
-            troupe::thread t{c, [&] {
-                auto r = waituntil(on(l1, [&] { held_in_body = l1.owned_by_caller(); }) |
-                                   on(l2, [&] { held_in_body = l2.owned_by_caller(); }));
-                which = int(r.index());
-                CHECK_FALSE(l1.owned_by_caller());
-                CHECK_FALSE(l2.owned_by_caller());
-            }};
+            troupe::thread t{
+                c, [&] {
+                    auto r = waituntil(on(l1, [&] { held_in_body = l1.owned_by_caller(); }) |
+                                       on(l2, [&] { held_in_body = l2.owned_by_caller(); }));
+                    which = int(r.index());
+                    CHECK_FALSE(l1.owned_by_caller());
+                    CHECK_FALSE(l2.owned_by_caller());
+                }};
             t.join();
             l1.unlock();
             CHECK(which == 1);
@@ -165,32 +166,35 @@ TEST_CASE("recursive ownership: held locks are won at once and no level is over-
 }
 
 TEST_CASE("a lock handed over while the statement waits runs its body under the lock") {
-    on_processors([](troupe::cluster& c) {
-        for (int i = 0; i < iterations / 4; ++i) {
-            troupe::owner_lock l;
-            troupe::future<int> f;
-            std::atomic<bool> holding{false};
-            troupe::thread holder{c, [&] {
-                l.lock();
-                holding = true;
-                troupe::this_thread::yield();
-                l.unlock();  // hands l to the waiting statement
-            }};
-            while (!holding.load()) troupe::this_thread::yield();
-            bool in_body = false;
-            run_in(c, [&] {
-                auto r = waituntil(on(l, [&] { in_body = l.owned_by_caller(); }) & on(f),
-                                   troupe::otherwise([] {}));
-                (void)r;
-            });
-            // With otherwise the and-statement did not wait for l; run it
-            // blocking now, with f fulfilled.
-            f.fulfil(1);
-            run_in(c, [&] { waituntil(on(l, [&] { in_body = l.owned_by_caller(); }) & on(f)); });
-            holder.join();
-            CHECK(in_body);
-            CHECK(l.try_lock());
-            l.unlock();
-        }
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            for (int i = 0; i < iterations / 4; ++i) {
+                troupe::owner_lock l;
+                troupe::future<int> f;
+                std::atomic<bool> holding{false};
+                troupe::thread holder{c, [&] {
+                                          l.lock();
+                                          holding = true;
+                                          troupe::this_thread::yield();
+                                          l.unlock();  // hands l to the waiting statement
+                                      }};
+                while (!holding.load()) troupe::this_thread::yield();
+                bool in_body = false;
+                run_in(c, [&] {
+                    auto r = waituntil(on(l, [&] { in_body = l.owned_by_caller(); }) & on(f),
+                                       troupe::otherwise([] {}));
+                    (void)r;
+                });
+                // With otherwise the and-statement did not wait for l; run it
+                // blocking now, with f fulfilled.
+                f.fulfil(1);
+                run_in(c,
+                       [&] { waituntil(on(l, [&] { in_body = l.owned_by_caller(); }) & on(f)); });
+                holder.join();
+                CHECK(in_body);
+                CHECK(l.try_lock());
+                l.unlock();
+            }
+        },
+        {1, 2});
 }

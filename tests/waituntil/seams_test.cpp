@@ -109,8 +109,9 @@ void from_both_contexts(F body) {
 
 // ------------------------------------------- a registration that throws (9.2)
 
-TEST_CASE("or-mode: registration throws, a partner completes a queued clause after the decision: "
-          "the element stays in the channel, no stray permit") {
+TEST_CASE(
+    "or-mode: registration throws, a partner completes a queued clause after the decision: "
+    "the element stays in the channel, no stray permit") {
     from_both_contexts([] {
         channel<int> ch{1, "seam"};
         int v = -1;
@@ -129,8 +130,9 @@ TEST_CASE("or-mode: registration throws, a partner completes a queued clause aft
     });
 }
 
-TEST_CASE("or-mode: registration throws after a partner won a queued clause: its body runs, then "
-          "the exception propagates") {
+TEST_CASE(
+    "or-mode: registration throws after a partner won a queued clause: its body runs, then "
+    "the exception propagates") {
     from_both_contexts([] {
         channel<int> ch{1, "seam"};
         int v = -1;
@@ -147,8 +149,9 @@ TEST_CASE("or-mode: registration throws after a partner won a queued clause: its
     });
 }
 
-TEST_CASE("or-mode: registration throws while a partner thread races the queued clause: every "
-          "element exactly once") {
+TEST_CASE(
+    "or-mode: registration throws while a partner thread races the queued clause: every "
+    "element exactly once") {
     on_processors([](troupe::cluster& c) {
         const int n = troupe_test::scaled(2'000, 4);
         channel<int> ch{1, "race"};
@@ -161,10 +164,11 @@ TEST_CASE("or-mode: registration throws while a partner thread races the queued 
             while (got < n) {
                 int v = -1;
                 try {
-                    waituntil(on(ch.remove_into(v), [&] {
-                                  ++seen[v];
-                                  ++got;
-                              }) |
+                    waituntil(on(ch.remove_into(v),
+                                 [&] {
+                                     ++seen[v];
+                                     ++got;
+                                 }) |
                               on(throwing_registration{nothing}));
                 } catch (registration_failure&) {
                     ++throws;
@@ -189,10 +193,9 @@ TEST_CASE("and-mode: a clause body throws: the other completed clause still runs
         b.insert(2);
         int x = 0, y = 0;
         bool b_ran = false;
-        CHECK_THROWS_AS(
-            waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) &
-                      on(b.remove_into(y), [&] { b_ran = true; })),
-            std::logic_error);
+        CHECK_THROWS_AS(waituntil(on(a.remove_into(x), [&] { throw std::logic_error("body"); }) &
+                                  on(b.remove_into(y), [&] { b_ran = true; })),
+                        std::logic_error);
         CHECK(x == 1);
         CHECK(y == 2);
         CHECK(b_ran);  // ran before or during cleanup
@@ -233,12 +236,11 @@ TEST_CASE("or-mode: a stray unpark does not end a blocked statement") {
             std::atomic<troupe::context*> waiter{nullptr};
             int v = -1, w = -1;
             std::size_t index = 99;
-            troupe_test::spawned t{c, where, [&] {
-                                       waiter = &troupe::this_context();
-                                       index =
-                                           waituntil(on(a.remove_into(v)) | on(b.remove_into(w)))
-                                               .index();
-                                   }};
+            troupe_test::spawned t{
+                c, where, [&] {
+                    waiter = &troupe::this_context();
+                    index = waituntil(on(a.remove_into(v)) | on(b.remove_into(w))).index();
+                }};
             wait_until([&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
             troupe::unpark(*waiter.load());
             stray_absorbed(
@@ -260,12 +262,12 @@ TEST_CASE("and-mode: a stray unpark does not end a blocked statement") {
         int v = -1, w = -1;
         std::size_t ran = 0;
         std::atomic<bool> a_ran{false};
-        troupe::thread t{c, [&] {
-                             waiter = &troupe::this_context();
-                             ran = waituntil(on(a.remove_into(v), [&] { a_ran = true; }) &
-                                             on(b.remove_into(w)))
-                                       .count();
-                         }};
+        troupe::thread t{
+            c, [&] {
+                waiter = &troupe::this_context();
+                ran = waituntil(on(a.remove_into(v), [&] { a_ran = true; }) & on(b.remove_into(w)))
+                          .count();
+            }};
         wait_until([&] { return a.waiting_consumers() == 1 && b.waiting_consumers() == 1; });
         troupe::unpark(*waiter.load());
         stray_absorbed(rec,
@@ -284,8 +286,9 @@ TEST_CASE("and-mode: a stray unpark does not end a blocked statement") {
 
 // --------------------------- a channel destroyed while a clause waits (9.3)
 
-TEST_CASE("or-mode: destroying a channel a statement waits on releases it with channel_closed "
-          "and the clause never touches the freed channel") {
+TEST_CASE(
+    "or-mode: destroying a channel a statement waits on releases it with channel_closed "
+    "and the clause never touches the freed channel") {
     on_processors([](troupe::cluster& c) {
         for (from where : {from::user_thread, from::os_thread}) {
             CAPTURE(int(where));
@@ -341,8 +344,9 @@ TEST_CASE("or-mode: a channel destroyed while a lost clause is still queued on i
     });
 }
 
-TEST_CASE("and-mode: a body destroys another clause's channel: that clause ends with "
-          "channel_closed, nothing touches the freed channel") {
+TEST_CASE(
+    "and-mode: a body destroys another clause's channel: that clause ends with "
+    "channel_closed, nothing touches the freed channel") {
     on_processors([](troupe::cluster& c) {
         run_in(c, [&] {
             misuse_recorder rec;
@@ -364,8 +368,9 @@ TEST_CASE("and-mode: a body destroys another clause's channel: that clause ends 
     });
 }
 
-TEST_CASE("a channel destroyed right after a partner completed a select clause on it (the "
-          "clause unregisters concurrently): every value once, no use after free") {
+TEST_CASE(
+    "a channel destroyed right after a partner completed a select clause on it (the "
+    "clause unregisters concurrently): every value once, no use after free") {
     on_processors([](troupe::cluster& c) {
         const int rounds = troupe_test::scaled(1'000, 4);
         int received = 0;
@@ -381,7 +386,8 @@ TEST_CASE("a channel destroyed right after a partner completed a select clause o
             // Once both clauses are queued, insert into one, then destroy
             // both at once: the waiter may be anywhere in its unregistering.
             wait_until([&] { return a->waiting_consumers() == 1 && b->waiting_consumers() == 1; });
-            if (i % 2) a->insert(i); else b->insert(i);
+            if (i % 2) a->insert(i);
+            else b->insert(i);
             a.reset();
             b.reset();
             waiter.join();
@@ -436,10 +442,11 @@ TEST_CASE("and-mode: a timeout racing a partner: the element is never lost") {
             while (got < n) {
                 int v = -1;
                 // Both must happen: the timeout always does; the remove too.
-                waituntil(on(ch.remove_into(v), [&] {
-                              ++seen[v];
-                              ++got;
-                          }) &
+                waituntil(on(ch.remove_into(v),
+                             [&] {
+                                 ++seen[v];
+                                 ++got;
+                             }) &
                           on(troupe::timeout(10us)));
             }
             CHECK(sleeps_fully());
@@ -451,8 +458,9 @@ TEST_CASE("and-mode: a timeout racing a partner: the element is never lost") {
 
 // ---------------------------------------------------- allocation failure
 
-TEST_CASE("or-mode: a timeout registration whose allocation fails while a partner races the "
-          "queued channel clause: nothing lost, no stray permit") {
+TEST_CASE(
+    "or-mode: a timeout registration whose allocation fails while a partner races the "
+    "queued channel clause: nothing lost, no stray permit") {
     on_processors([](troupe::cluster& c) {
         run_in(c, [&] {
             std::size_t points = 0;
@@ -492,8 +500,9 @@ TEST_CASE("or-mode: a timeout registration whose allocation fails while a partne
     });
 }
 
-TEST_CASE("a run-time-length clause whose node allocation fails: nothing registered, nothing "
-          "lost") {
+TEST_CASE(
+    "a run-time-length clause whose node allocation fails: nothing registered, nothing "
+    "lost") {
     on_processors([](troupe::cluster& c) {
         run_in(c, [&] {
             std::vector<std::unique_ptr<channel<int>>> chans;
@@ -504,11 +513,12 @@ TEST_CASE("a run-time-length clause whose node allocation fails: nothing registe
             const std::size_t points = troupe_test::for_each_allocation_failure([&](std::size_t) {
                 v = -1;
                 try {
-                    waituntil(troupe::on_any(chans, [&](auto& p) { return p->remove_into(v); },
-                                             [&](std::size_t i) { CHECK(i == chans.size() - 1); }));
+                    waituntil(troupe::on_any(
+                        chans, [&](auto& p) { return p->remove_into(v); },
+                        [&](std::size_t i) { CHECK(i == chans.size() - 1); }));
                 } catch (std::bad_alloc&) {
                     CHECK(v == -1);
-                    CHECK(chans.back()->size() == 1);  // not taken
+                    CHECK(chans.back()->size() == 1);                // not taken
                     CHECK(chans.front()->waiting_consumers() == 0);  // nothing left queued
                     throw;
                 }

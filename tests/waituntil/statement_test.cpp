@@ -60,10 +60,8 @@ public:
     bool register_select(troupe::select_node& n) {
         lock_.lock();
         bool now = false;
-        if (raised_)
-            now = n.try_claim();
-        else
-            waiting_ = &n;
+        if (raised_) now = n.try_claim();
+        else waiting_ = &n;
         lock_.unlock();
         return now;
     }
@@ -191,33 +189,35 @@ TEST_CASE("and / or / parenthesised predicates over every combination of ready f
 }
 
 TEST_CASE("blocking and/or predicates complete for every order of fulfilment") {
-    on_processors([](troupe::cluster& c) {
-        // Every subset is fulfilled before the statement; the rest by a
-        // thread racing it. The statement must end with the predicate true.
-        for (unsigned pre = 0; pre < 8; ++pre) {
-            three f{pre};
-            troupe::thread server{c, [&] {
-                if (!(pre & 1)) f.a.fulfil(1);
-                troupe::this_thread::yield();
-                if (!(pre & 2)) f.b.fulfil(2);
-                if (!(pre & 4)) f.c.fulfil(3);
-            }};
-            bool ra = false, rb = false, rc = false;
-            run_in(c, [&] {
-                waituntil((on(f.a, [&] { ra = true; }) | on(f.b, [&] { rb = true; })) &
-                          on(f.c, [&] { rc = true; }));
-            });
-            CHECK(((ra || rb) && rc));
-            ra = rb = rc = false;
-            run_in(c, [&] {
-                waituntil(on(f.a, [&] { ra = true; }) & on(f.b, [&] { rb = true; }) &
-                          on(f.c, [&] { rc = true; }));
-            });
-            CHECK((ra && rb && rc));
-            server.join();
-            CHECK(f.a.waiters() + f.b.waiters() + f.c.waiters() == 0);
-        }
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            // Every subset is fulfilled before the statement; the rest by a
+            // thread racing it. The statement must end with the predicate true.
+            for (unsigned pre = 0; pre < 8; ++pre) {
+                three f{pre};
+                troupe::thread server{c, [&] {
+                                          if (!(pre & 1)) f.a.fulfil(1);
+                                          troupe::this_thread::yield();
+                                          if (!(pre & 2)) f.b.fulfil(2);
+                                          if (!(pre & 4)) f.c.fulfil(3);
+                                      }};
+                bool ra = false, rb = false, rc = false;
+                run_in(c, [&] {
+                    waituntil((on(f.a, [&] { ra = true; }) | on(f.b, [&] { rb = true; })) &
+                              on(f.c, [&] { rc = true; }));
+                });
+                CHECK(((ra || rb) && rc));
+                ra = rb = rc = false;
+                run_in(c, [&] {
+                    waituntil(on(f.a, [&] { ra = true; }) & on(f.b, [&] { rb = true; }) &
+                              on(f.c, [&] { rc = true; }));
+                });
+                CHECK((ra && rb && rc));
+                server.join();
+                CHECK(f.a.waiters() + f.b.waiters() + f.c.waiters() == 0);
+            }
+        },
+        {1, 2});
 }
 
 TEST_CASE("guards: all false does nothing (not even otherwise); mixed drop clauses") {

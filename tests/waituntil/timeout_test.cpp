@@ -20,21 +20,23 @@ using troupe_test::on_processors;
 using troupe_test::run_in;
 
 TEST_CASE("timeout sequence (Cforall timeout test)") {
-    on_processors([](troupe::cluster& c) {
-        run_in(c, [&] {
-            std::string out;
-            auto say = [&](const char* s) { return [&out, s] { out += s; }; };
-            waituntil(on(timeout(1ms), say("timeout ")));
-            waituntil(on(timeout(1ms), say("timeout ")) | on(timeout(1h), say("late ")));
-            waituntil(on(timeout(100s), say("timeout ")), otherwise(say("else ")));
-            waituntil(on(timeout(1ns), say("timeout ")) & on(timeout(2ms), say("timeout ")));
-            int total = 0;
-            for (int i = 0; i < 1000; ++i)
-                waituntil(on(timeout(1ns), [&] { ++total; }), otherwise([&] { ++total; }));
-            CHECK(total == 1000);
-            CHECK(out == "timeout timeout else timeout timeout ");
-        });
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            run_in(c, [&] {
+                std::string out;
+                auto say = [&](const char* s) { return [&out, s] { out += s; }; };
+                waituntil(on(timeout(1ms), say("timeout ")));
+                waituntil(on(timeout(1ms), say("timeout ")) | on(timeout(1h), say("late ")));
+                waituntil(on(timeout(100s), say("timeout ")), otherwise(say("else ")));
+                waituntil(on(timeout(1ns), say("timeout ")) & on(timeout(2ms), say("timeout ")));
+                int total = 0;
+                for (int i = 0; i < 1000; ++i)
+                    waituntil(on(timeout(1ns), [&] { ++total; }), otherwise([&] { ++total; }));
+                CHECK(total == 1000);
+                CHECK(out == "timeout timeout else timeout timeout ");
+            });
+        },
+        {1, 2});
 }
 
 TEST_CASE("several timeouts: the shortest wins an or, all run under and") {
@@ -65,20 +67,22 @@ TEST_CASE("a timeout given as an lvalue, and a zero timeout, are ready clauses")
 }
 
 TEST_CASE("timeout racing a fulfilment: exactly one of them wins each time") {
-    on_processors([](troupe::cluster& c) {
-        int by_future = 0, by_timeout = 0;
-        constexpr int rounds = troupe_test::scaled(1'000);
-        for (int i = 0; i < rounds; ++i) {
-            troupe::future<int> f;
-            troupe::thread t{c, [&] { f.fulfil(i); }};
-            run_in(c, [&] {
-                auto r = waituntil(
-                    on(f, [&] { ++by_future; }) |
-                    on(timeout(std::chrono::microseconds(i % 50)), [&] { ++by_timeout; }));
-                CHECK(r.count() == 1);
-            });
-            t.join();
-        }
-        CHECK(by_future + by_timeout == rounds);
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            int by_future = 0, by_timeout = 0;
+            constexpr int rounds = troupe_test::scaled(1'000);
+            for (int i = 0; i < rounds; ++i) {
+                troupe::future<int> f;
+                troupe::thread t{c, [&] { f.fulfil(i); }};
+                run_in(c, [&] {
+                    auto r = waituntil(
+                        on(f, [&] { ++by_future; }) |
+                        on(timeout(std::chrono::microseconds(i % 50)), [&] { ++by_timeout; }));
+                    CHECK(r.count() == 1);
+                });
+                t.join();
+            }
+            CHECK(by_future + by_timeout == rounds);
+        },
+        {1, 2});
 }

@@ -71,8 +71,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "troupe/config.hpp"
 #include "troupe/allocation.hpp"
+#include "troupe/config.hpp"
 #include "troupe/detail/copy_queue.hpp"
 #include "troupe/detail/mailbox.hpp"
 #include "troupe/detail/type_name.hpp"
@@ -149,7 +149,8 @@ public:
         detail::attach(*this, nullptr, where);
     }
     /// Joins the actor system `sys`.
-    explicit actor(actor_system& sys, std::source_location where = std::source_location::current()) {
+    explicit actor(actor_system& sys,
+                   std::source_location where = std::source_location::current()) {
         detail::attach(*this, &sys, where);
     }
     actor(const actor&) = delete;
@@ -180,10 +181,18 @@ private:
     // forms a read-mostly header that the padding keeps off the cache line
     // of the derived class's fields (written by the receiving worker), so
     // senders on other workers do not bounce that line.
-    enum : std::uintptr_t { alive = 0, ended = 1, unattached = 2, life_bits = 3, registered_bit = 4 };
+    enum : std::uintptr_t {
+        alive = 0,
+        ended = 1,
+        unattached = 2,
+        life_bits = 3,
+        registered_bit = 4
+    };
     static constexpr std::uintptr_t flag_bits = 7;
 
-    std::uintptr_t life() const noexcept { return header_.load(std::memory_order_relaxed) & life_bits; }
+    std::uintptr_t life() const noexcept {
+        return header_.load(std::memory_order_relaxed) & life_bits;
+    }
 
     std::atomic<std::uintptr_t> header_{0};
     // Registry of live actors that have received a message (see
@@ -210,7 +219,8 @@ concept free_receiver = requires(A& a, M& m) {
 
 /// Whether `A | M` compiles: A has a receive for M, or M is a poison pill.
 template <class A, class M>
-inline constexpr bool can_receive = member_receiver<A, M> || free_receiver<A, M> || is_poison_pill<M>;
+inline constexpr bool can_receive =
+    member_receiver<A, M> || free_receiver<A, M> || is_poison_pill<M>;
 
 /// Runs a message's allocation action after a receive.
 inline void finish_message(message& m) {
@@ -228,12 +238,9 @@ inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
 /// Runs the receive of an M by an A chosen at compile time.
 template <class A, class M>
 allocation run_receive(A& self, M& msg) {
-    if constexpr (member_receiver<A, M>)
-        return self.receive(msg);
-    else if constexpr (free_receiver<A, M>)
-        return receive(self, msg);
-    else
-        return poison_pill_result<M>();
+    if constexpr (member_receiver<A, M>) return self.receive(msg);
+    else if constexpr (free_receiver<A, M>) return receive(self, msg);
+    else return poison_pill_result<M>();
 }
 
 /// The trampoline stored in an envelope for a send of an M to an A: runs
@@ -294,15 +301,15 @@ bool send(actor& a, message& m, dispatch_fn fn, const dispatch_names& names);
 /// `a | m1 | m2` sends m1, then m2. `m` must outlive its receive; the
 /// executor applies its allocation action after the receive.
 template <class A, class M>
-    requires std::derived_from<A, actor> && std::derived_from<M, message>
-A& operator|(A& a, M& m) {
+requires std::derived_from<A, actor> && std::derived_from<M, message> A& operator|(A& a, M& m) {
     static_assert(!std::is_const_v<M>,
                   "troupe: messages are sent by non-const reference (the executor applies their "
                   "allocation action after the receive); do not send a const message");
     static_assert(detail::can_receive<A, M>,
                   "troupe: this actor type has no `allocation receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
-    [[maybe_unused]] const bool queued = detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
+    [[maybe_unused]] const bool queued =
+        detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
     if constexpr (std::is_base_of_v<detail::request_tag, M>) {
         // Forwarding the request being received passes its reply duty on
         // with it (address comparison only: the receiver may already have
@@ -321,9 +328,9 @@ A& operator|(A& a, M& m) {
 /// from the send (strong: nothing is sent and the message is freed). A send
 /// a checked build refuses (a finished actor) frees the message.
 template <class M, class A, class... Args>
-    requires std::derived_from<A, actor> && std::derived_from<M, message> &&
-             std::constructible_from<M, Args&&...>
-A& send(A& a, Args&&... args) {
+requires std::derived_from<A, actor> && std::derived_from<M, message> &&
+    std::constructible_from<M, Args&&...>
+        A& send(A& a, Args&&... args) {
     static_assert(!std::is_base_of_v<detail::request_tag, M>,
                   "troupe: a request belongs to its requester (it carries the reply future); "
                   "use troupe::ask with a request you own");
@@ -355,9 +362,9 @@ void flush_sends();
 /// Sending a temporary is rejected: the message would be gone before the
 /// actor receives it.
 template <class A, class M>
-    requires std::derived_from<A, actor> && std::derived_from<std::remove_cvref_t<M>, message> &&
-             (!std::is_lvalue_reference_v<M>)
-A& operator|(A& a, M&&) {
+requires std::derived_from<A, actor> && std::derived_from<std::remove_cvref_t<M>, message> &&
+    (!std::is_lvalue_reference_v<M>)A&
+    operator|(A& a, M&&) {
     static_assert(sizeof(M) == 0,
                   "troupe: a message is sent by reference and must outlive its receive; send a "
                   "named message (or one from new with set_allocation(Delete)), not a temporary");

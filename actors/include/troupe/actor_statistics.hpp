@@ -23,15 +23,15 @@ struct actor_statistics {
     static constexpr bool built_in = false;
 #endif
 
-    std::uint64_t actors_created = 0;      ///< by behaviours and by other threads
-    std::uint64_t messages_sent = 0;       ///< including poison pills
+    std::uint64_t actors_created = 0;  ///< by behaviours and by other threads
+    std::uint64_t messages_sent = 0;   ///< including poison pills
     /// Messages sent by behaviours to a mailbox another worker owned when the
     /// sender's batch handed them over (they cross cores).
     std::uint64_t cross_worker_sends = 0;
-    std::uint64_t messages_received = 0;   ///< receives run
-    std::uint64_t gulps = 0;               ///< non-empty mailboxes taken in one lock acquisition
-    std::uint64_t gulped_messages = 0;     ///< envelopes taken by those gulps
-    std::uint64_t missed_gulps = 0;        ///< gulps skipped: the mailbox was being processed elsewhere
+    std::uint64_t messages_received = 0;  ///< receives run
+    std::uint64_t gulps = 0;              ///< non-empty mailboxes taken in one lock acquisition
+    std::uint64_t gulped_messages = 0;    ///< envelopes taken by those gulps
+    std::uint64_t missed_gulps = 0;  ///< gulps skipped: the mailbox was being processed elsewhere
     std::uint64_t steal_attempts = 0;
     std::uint64_t steal_no_candidate = 0;  ///< attempts that found no eligible mailbox
     std::uint64_t steal_failed_swaps = 0;  ///< attempts whose two-CAS swap lost a race

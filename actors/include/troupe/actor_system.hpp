@@ -51,7 +51,7 @@ class executor;
 
 /// Actors of one type still alive when a timed stop gave up.
 struct survivor {
-    std::string type;        ///< the actor's dynamic type
+    std::string type;  ///< the actor's dynamic type
     std::size_t count = 0;
 };
 

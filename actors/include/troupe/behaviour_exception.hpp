@@ -46,8 +46,8 @@ struct behaviour_exception {
 using behaviour_exception_handler = std::function<allocation(const behaviour_exception&)>;
 
 /// The default handler: prints
-/// "troupe: actor 'account' (0x...): receive of 'deposit' threw std::runtime_error: overdrawn; the actor is terminated (as if it returned Finished)"
-/// on stderr and returns `Finished`. Nothrow.
+/// "troupe: actor 'account' (0x...): receive of 'deposit' threw std::runtime_error: overdrawn; the
+/// actor is terminated (as if it returned Finished)" on stderr and returns `Finished`. Nothrow.
 allocation default_behaviour_exception_handler(const behaviour_exception& e) noexcept;
 
 }  // namespace troupe

@@ -19,8 +19,8 @@
 #include <atomic>
 #include <source_location>
 
-#include "troupe/config.hpp"
 #include "troupe/allocation.hpp"
+#include "troupe/config.hpp"
 
 namespace troupe {
 
@@ -40,7 +40,8 @@ public:
         : where_(where) {}
     /// A message with allocation `a` (`Finished` is stored as `Nodelete`: for
     /// messages the two mean the same).
-    explicit message(allocation a, std::source_location where = std::source_location::current()) noexcept
+    explicit message(allocation a,
+                     std::source_location where = std::source_location::current()) noexcept
         : alloc_(a == Finished ? Nodelete : a), where_(where) {}
 
     /// Copies the payload's allocation; the copy is a new, unsent message.

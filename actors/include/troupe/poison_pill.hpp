@@ -37,16 +37,14 @@ namespace detail {
 /// The builtin answer to a poison pill of type M.
 template <class M>
 inline constexpr bool is_poison_pill =
-    std::is_same_v<M, finished_msg_t> || std::is_same_v<M, delete_msg_t> || std::is_same_v<M, destroy_msg_t>;
+    std::is_same_v<M, finished_msg_t> || std::is_same_v<M, delete_msg_t> ||
+    std::is_same_v<M, destroy_msg_t>;
 
 template <class M>
 constexpr allocation poison_pill_result() noexcept {
-    if constexpr (std::is_same_v<M, finished_msg_t>)
-        return Finished;
-    else if constexpr (std::is_same_v<M, delete_msg_t>)
-        return Delete;
-    else
-        return Destroy;
+    if constexpr (std::is_same_v<M, finished_msg_t>) return Finished;
+    else if constexpr (std::is_same_v<M, delete_msg_t>) return Delete;
+    else return Destroy;
 }
 
 }  // namespace detail

@@ -55,14 +55,11 @@ public:
     /// what R's constructor throws (strong guarantee: then nothing was
     /// replied and the reply duty is unchanged). Never blocks.
     template <class U = R>
-        requires(!std::is_void_v<R>)
-    void reply(U&& v) {
+    requires(!std::is_void_v<R>) void reply(U&& v) {
         publish([&] { result_.fulfil(std::forward<U>(v)); });
     }
     /// Fulfils a `request<void>` (as above).
-    void reply()
-        requires std::is_void_v<R>
-    {
+    void reply() requires std::is_void_v<R> {
         publish([&] { result_.fulfil(); });
     }
     /// Delivers an exception instead of a value, if nobody replied yet this
@@ -127,10 +124,10 @@ private:
 /// caller. Strong guarantee: if it throws (std::bad_alloc from a growing
 /// mailbox), the request was not sent. From a behaviour, a failure to hand
 /// the staged request to its mailbox at once is not reported: it is sent
-/// and goes out when the batch ends or the behaviour blocks. A behaviour asking its own mailbox's actor, or any
-/// actor with one worker, deadlocks.
+/// and goes out when the batch ends or the behaviour blocks. A behaviour asking its own mailbox's
+/// actor, or any actor with one worker, deadlocks.
 template <class A, class M>
-    requires std::derived_from<A, actor> && std::derived_from<M, detail::request_tag>
+requires std::derived_from<A, actor> && std::derived_from<M, detail::request_tag>
 auto& ask(A& a, M& q) {
     a | q;  // strong: if it throws, q was not sent
     try {

@@ -12,8 +12,8 @@
 
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
-#include "troupe/thread.hpp"
 #include "troupe/remote/remote_defaults.hpp"
+#include "troupe/thread.hpp"
 
 namespace troupe::remote::detail {
 
@@ -26,8 +26,8 @@ byte_buffer& scratch() noexcept {
     return b;
 }
 
-void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key, std::uint64_t target,
-                 std::uint64_t token) {
+void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key,
+                 std::uint64_t target, std::uint64_t token) {
     b.clear();
     frame_header h{};
     h.kind = static_cast<std::uint16_t>(k);
@@ -56,12 +56,14 @@ std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_comple
 }
 void cancel_ask(engine& e, std::uint64_t id) noexcept { e.cancel_ask(id); }
 void watch(engine& e, pending_reply& p) { e.watch(p); }
-void publish(engine& e, std::string_view name, troupe::actor& a, std::string_view type) { e.publish(name, a, type); }
-void lookup(engine& e, int rank, std::string_view name, std::function<void(const lookup_answer&)> done) {
+void publish(engine& e, std::string_view name, troupe::actor& a, std::string_view type) {
+    e.publish(name, a, type);
+}
+void lookup(engine& e, int rank, std::string_view name,
+            std::function<void(const lookup_answer&)> done) {
     e.lookup(rank, name, std::move(done));
 }
 int engine_rank(const engine& e) noexcept { return e.rank; }
-
 
 pending_reply::pending_reply(engine& e, int from_rank, std::uint64_t ask_token) noexcept
     : node(e.waiter(), status, e.park_counter()), from(from_rank), token(ask_token) {}
@@ -104,10 +106,8 @@ std::string quoted(std::string_view s) { return "\"" + std::string{s} + "\""; }
 // yielding the kernel thread to the OS) always ends.
 void lock_no_switch(troupe::spinlock& l) noexcept {
     for (int spins = 0; !l.try_lock(); ++spins) {
-        if (spins < 64)
-            troupe::detail::cpu_relax();
-        else
-            std::this_thread::yield();  // the kernel thread, never the user thread
+        if (spins < 64) troupe::detail::cpu_relax();
+        else std::this_thread::yield();  // the kernel thread, never the user thread
     }
 }
 
@@ -125,11 +125,13 @@ void describe_current_exception(std::string& type, std::string& what) {
     }
 }
 
-
 // ---------------------------------------------------------------- engine
 
 engine::engine(int r, int n, world_options options)
-    : rank(r), size(n), options_(std::move(options)), out_(new outbox[static_cast<std::size_t>(n)]) {
+    : rank(r),
+      size(n),
+      options_(std::move(options)),
+      out_(new outbox[static_cast<std::size_t>(n)]) {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &collective);
     std::promise<void> started;
@@ -163,8 +165,8 @@ engine::~engine() {
 
 void engine::ship(int to, const byte_buffer& frame) {
     if (to < 0 || to >= size)
-        throw std::out_of_range("troupe::remote: rank " + std::to_string(to) + " does not exist (the job has " +
-                                std::to_string(size) + " ranks)");
+        throw std::out_of_range("troupe::remote: rank " + std::to_string(to) +
+                                " does not exist (the job has " + std::to_string(size) + " ranks)");
     outbox& o = out_[static_cast<std::size_t>(to)];
     lock_no_switch(o.lock);  // not o.lock.lock(): see lock_no_switch
     // Per-pair FIFO: every MPI send to `to` is posted under this lock, in
@@ -220,7 +222,8 @@ bool engine::post_direct(outbox& o, int to, const byte_buffer& frame) {
     // see it received also sees it sent).
     batches_sent.fetch_add(1, std::memory_order_seq_cst);
     frames_sent.fetch_add(1, std::memory_order_relaxed);
-    MPI_Isend(o.direct_buf.data(), static_cast<int>(o.direct_buf.size()), MPI_BYTE, to, data_tag, comm, &o.direct_req);
+    MPI_Isend(o.direct_buf.data(), static_cast<int>(o.direct_buf.size()), MPI_BYTE, to, data_tag,
+              comm, &o.direct_req);
     int done = 0;
     MPI_Test(&o.direct_req, &done, MPI_STATUS_IGNORE);  // small frames complete at once (eager)
     if (!done) {
@@ -300,8 +303,8 @@ void engine::publish(std::string_view name, troupe::actor& a, std::string_view t
     std::lock_guard g{names_mutex_};
     std::string n{name};
     if (by_name_.count(n))
-        throw std::invalid_argument("troupe::remote: rank " + std::to_string(rank) + " already publishes an actor as " +
-                                    quoted(name));
+        throw std::invalid_argument("troupe::remote: rank " + std::to_string(rank) +
+                                    " already publishes an actor as " + quoted(name));
     by_id_.push_back(published{&a, n, std::string{type}, name_key(type)});
     by_name_.emplace(std::move(n), by_id_.size());
 }
@@ -332,11 +335,11 @@ void engine::report(int from, std::string type, const std::string& what) {
     if (options_.on_error) {
         try {
             options_.on_error(e);
-        } catch (...) {
-        }
+        } catch (...) {}
         return;
     }
-    std::fprintf(stderr, "%s\n(troupe::remote: aborting the job: bad input from the network)\n", e.what());
+    std::fprintf(stderr, "%s\n(troupe::remote: aborting the job: bad input from the network)\n",
+                 e.what());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
@@ -350,7 +353,9 @@ void engine::send_raw(int to, const void* bytes, std::size_t n) {
 bool engine::busy_sending() noexcept {
     for (int r = 0; r < size; ++r) {
         const outbox& o = out_[static_cast<std::size_t>(r)];
-        if (o.bytes.load(std::memory_order_seq_cst) != 0 || o.direct_busy.load(std::memory_order_seq_cst)) return true;
+        if (o.bytes.load(std::memory_order_seq_cst) != 0 ||
+            o.direct_busy.load(std::memory_order_seq_cst))
+            return true;
     }
     return flying_count_.load(std::memory_order_seq_cst) != 0;
 }
@@ -386,7 +391,8 @@ void engine::run() noexcept {
         }
         // A direct send went out without us: what it asked for may come
         // back soon, so poll closely again, as after our own work.
-        if (kicked_.load(std::memory_order_relaxed) && kicked_.exchange(false, std::memory_order_acq_rel)) {
+        if (kicked_.load(std::memory_order_relaxed) &&
+            kicked_.exchange(false, std::memory_order_acq_rel)) {
             last_work = clock::now();
             poll = cfg::first_poll;
         }
@@ -418,7 +424,8 @@ bool engine::progress() {
 }
 
 bool engine::work_queued() noexcept {
-    if (quit_.load(std::memory_order_seq_cst) || kicked_.load(std::memory_order_seq_cst)) return true;
+    if (quit_.load(std::memory_order_seq_cst) || kicked_.load(std::memory_order_seq_cst))
+        return true;
     for (int r = 0; r < size; ++r) {
         outbox& o = out_[static_cast<std::size_t>(r)];
         o.lock.lock();
@@ -433,8 +440,7 @@ bool engine::idle_sleep(std::chrono::nanoseconds d) {
     // Banked wakes (a positive count) only say "look again"; we are awake
     // and look again below, so dropping them loses nothing.
     int c = counter_.load(std::memory_order_relaxed);
-    while (c > 0 && !counter_.compare_exchange_weak(c, 0, std::memory_order_acq_rel)) {
-    }
+    while (c > 0 && !counter_.compare_exchange_weak(c, 0, std::memory_order_acq_rel)) {}
     if (progress()) return true;
     troupe::detail::timer_node t;
     t.deadline = troupe::detail::timer_node::clock::now() + d;
@@ -492,7 +498,8 @@ bool engine::flush_outboxes() {
         if (r != rank && flying_.size() >= cfg::max_in_flight) continue;
         byte_buffer b = take_spare();
         // Room for the batch before the lock (no throw under it).
-        if (r != rank && flying_.size() == flying_.capacity()) flying_.reserve(2 * flying_.size() + 4);
+        if (r != rank && flying_.size() == flying_.capacity())
+            flying_.reserve(2 * flying_.size() + 4);
         std::uint64_t frames;
         o.lock.lock();
         o.buf.swap(b);
@@ -507,7 +514,8 @@ bool engine::flush_outboxes() {
             flying_.push_back(in_flight{MPI_REQUEST_NULL, std::move(b)});
             flying_count_.store(flying_.size(), std::memory_order_seq_cst);
             in_flight& f = flying_.back();
-            MPI_Isend(f.buf.data(), static_cast<int>(f.buf.size()), MPI_BYTE, r, data_tag, comm, &f.req);
+            MPI_Isend(f.buf.data(), static_cast<int>(f.buf.size()), MPI_BYTE, r, data_tag, comm,
+                      &f.req);
         }
         o.bytes.store(0, std::memory_order_seq_cst);
         o.lock.unlock();
@@ -559,13 +567,15 @@ bool engine::scan_replies() {
         p->reply_future().unregister_select(p->node);
         byte_buffer& b = scratch();
         try {
-            begin_frame(b, frame_kind::reply_value, p->message_name(), name_key(p->message_name()), p->token, 0);
+            begin_frame(b, frame_kind::reply_value, p->message_name(), name_key(p->message_name()),
+                        p->token, 0);
             byte_writer w{b};
             p->encode_value(w);
             end_frame(b);
         } catch (...) {
             auto [type, what] = describe_current();
-            begin_frame(b, frame_kind::reply_error, p->message_name(), name_key(p->message_name()), p->token, 0);
+            begin_frame(b, frame_kind::reply_error, p->message_name(), name_key(p->message_name()),
+                        p->token, 0);
             byte_writer w{b};
             put(w, type);
             put(w, what);
@@ -575,7 +585,8 @@ bool engine::scan_replies() {
             ship(p->from, b);
         } catch (...) {
             auto [type, what] = describe_current();
-            report(p->from, std::string{p->message_name()}, "troupe::remote: could not send the reply: " + what);
+            report(p->from, std::string{p->message_name()},
+                   "troupe::remote: could not send the reply: " + what);
         }
         // After the reply is in the outbox: a termination round sees one.
         pending_replies.fetch_sub(1, std::memory_order_seq_cst);
@@ -591,23 +602,27 @@ void engine::parse(const char* p, std::size_t n, int from) {
     while (n > 0) {
         frame_header h;
         if (n < sizeof h) {
-            report(from, "", "troupe::remote: rank " + std::to_string(rank) + " received a truncated frame header (" +
-                                 std::to_string(n) + " bytes) from rank " + std::to_string(from));
+            report(from, "",
+                   "troupe::remote: rank " + std::to_string(rank) +
+                       " received a truncated frame header (" + std::to_string(n) +
+                       " bytes) from rank " + std::to_string(from));
             return;
         }
         std::memcpy(&h, p, sizeof h);
         if (h.magic != frame_magic || h.size < sizeof h || h.size > n || h.size % 8 != 0 ||
             std::size_t{sizeof h} + h.name_len + h.payload_len > h.size) {
             std::string name;
-            if (h.magic == frame_magic && sizeof h + h.name_len <= n) name.assign(p + sizeof h, h.name_len);
+            if (h.magic == frame_magic && sizeof h + h.name_len <= n)
+                name.assign(p + sizeof h, h.name_len);
             report(from, name,
-                   "troupe::remote: rank " + std::to_string(rank) + " received a malformed frame from rank " +
-                       std::to_string(from) + (name.empty() ? std::string{} : " (message " + quoted(name) + ")") +
-                       ": " +
-                       (h.magic != frame_magic ? std::string{"bad magic number"}
-                                               : "its sizes (frame " + std::to_string(h.size) + ", payload " +
-                                                     std::to_string(h.payload_len) + ") exceed the " +
-                                                     std::to_string(n) + " bytes received") +
+                   "troupe::remote: rank " + std::to_string(rank) +
+                       " received a malformed frame from rank " + std::to_string(from) +
+                       (name.empty() ? std::string{} : " (message " + quoted(name) + ")") + ": " +
+                       (h.magic != frame_magic
+                            ? std::string{"bad magic number"}
+                            : "its sizes (frame " + std::to_string(h.size) + ", payload " +
+                                  std::to_string(h.payload_len) + ") exceed the " +
+                                  std::to_string(n) + " bytes received") +
                        "; the rest of the batch is dropped");
             return;
         }
@@ -643,7 +658,8 @@ const engine::published* engine::find_published(std::uint64_t id) {
     return id <= id_cache_.size() ? &id_cache_[id - 1] : nullptr;
 }
 
-void engine::handle_message(const frame_header& h, std::string_view name, byte_reader& payload, int from) {
+void engine::handle_message(const frame_header& h, std::string_view name, byte_reader& payload,
+                            int from) {
     const bool is_ask = static_cast<frame_kind>(h.kind) == frame_kind::ask;
     auto fail = [&](const std::string& what) {
         report(from, std::string{name}, what);
@@ -657,46 +673,49 @@ void engine::handle_message(const frame_header& h, std::string_view name, byte_r
             put(w, what);
             end_frame(b);
             ship(from, b);
-        } catch (...) {
-        }
+        } catch (...) {}
     };
     const std::string here = "troupe::remote: rank " + std::to_string(rank);
     const published* p = find_published(h.target);
     if (!p) {
-        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) + " for actor id " +
-             std::to_string(h.target) + ", which it never published");
+        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) +
+             " for actor id " + std::to_string(h.target) + ", which it never published");
         return;
     }
     const pair_info* pi = find_pair(p->type_key, h.type_key);
     if (!pi || pi->msg_name != name || pi->actor_type != p->type) {
         if (!registered_type(name))
-            fail(here + " received a message of unknown name " + quoted(name) + " from rank " + std::to_string(from) +
-                 " for actor " + quoted(p->name) + " (type " + p->type +
+            fail(here + " received a message of unknown name " + quoted(name) + " from rank " +
+                 std::to_string(from) + " for actor " + quoted(p->name) + " (type " + p->type +
                  "); no message type is registered under that name in this program");
         else
-            fail(here + " cannot deliver message " + quoted(name) + " (type " + *registered_type(name) +
-                 ") from rank " + std::to_string(from) + " to actor " + quoted(p->name) + " of type " + p->type +
-                 ": this program never sends that message to that actor type (call troupe::remote::accept<" +
+            fail(here + " cannot deliver message " + quoted(name) + " (type " +
+                 *registered_type(name) + ") from rank " + std::to_string(from) + " to actor " +
+                 quoted(p->name) + " of type " + p->type +
+                 ": this program never sends that message to that actor type (call "
+                 "troupe::remote::accept<" +
                  p->type + ", " + *registered_type(name) + ">())");
         return;
     }
     if (p->a->finished()) {
-        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) + " for actor " +
-             quoted(p->name) + " (type " + p->type + "), which has finished; the message is dropped");
+        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) +
+             " for actor " + quoted(p->name) + " (type " + p->type +
+             "), which has finished; the message is dropped");
         return;
     }
     try {
         pi->fn(delivery{this, from, h.token}, *p->a, payload);
     } catch (const truncated_payload& e) {
-        fail(here + " received a malformed message " + quoted(name) + " from rank " + std::to_string(from) +
-             " for actor " + quoted(p->name) + ": " + e.what());
+        fail(here + " received a malformed message " + quoted(name) + " from rank " +
+             std::to_string(from) + " for actor " + quoted(p->name) + ": " + e.what());
     } catch (const std::exception& e) {
-        fail(here + " could not deliver message " + quoted(name) + " from rank " + std::to_string(from) +
-             " to actor " + quoted(p->name) + ": " + e.what());
+        fail(here + " could not deliver message " + quoted(name) + " from rank " +
+             std::to_string(from) + " to actor " + quoted(p->name) + ": " + e.what());
     }
 }
 
-void engine::handle_reply(const frame_header& h, std::string_view name, byte_reader& payload, int from) {
+void engine::handle_reply(const frame_header& h, std::string_view name, byte_reader& payload,
+                          int from) {
     const std::uint32_t idx = static_cast<std::uint32_t>(h.target & 0xffffffffu) - 1;
     troupe::detail::request_tag* q = nullptr;
     ask_complete_fn fn = nullptr;
@@ -711,16 +730,17 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
     asks_lock_.unlock();
     if (!q) {
         report(from, std::string{name},
-               "troupe::remote: rank " + std::to_string(rank) + " received a reply (" + quoted(name) + ") from rank " +
-                   std::to_string(from) + " to an ask it is not waiting for (id " + std::to_string(h.target) + ")");
+               "troupe::remote: rank " + std::to_string(rank) + " received a reply (" +
+                   quoted(name) + ") from rank " + std::to_string(from) +
+                   " to an ask it is not waiting for (id " + std::to_string(h.target) + ")");
         return;
     }
     try {
         fn(*q, static_cast<frame_kind>(h.kind), payload, from);
     } catch (const std::exception& e) {
         report(from, std::string{name},
-               "troupe::remote: rank " + std::to_string(rank) + " received a malformed reply to " + quoted(name) +
-                   " from rank " + std::to_string(from) + ": " + e.what());
+               "troupe::remote: rank " + std::to_string(rank) + " received a malformed reply to " +
+                   quoted(name) + " from rank " + std::to_string(from) + ": " + e.what());
     }
 }
 
@@ -729,8 +749,10 @@ void engine::handle_lookup(const frame_header& h, byte_reader& payload, int from
     try {
         get(payload, name);
     } catch (const std::exception& e) {
-        report(from, "", "troupe::remote: rank " + std::to_string(rank) + " received a malformed lookup from rank " +
-                             std::to_string(from) + ": " + e.what());
+        report(from, "",
+               "troupe::remote: rank " + std::to_string(rank) +
+                   " received a malformed lookup from rank " + std::to_string(from) + ": " +
+                   e.what());
         return;
     }
     std::uint8_t found = 0;
@@ -768,8 +790,10 @@ void engine::handle_lookup_reply(const frame_header& h, byte_reader& payload, in
         get(payload, a.type);
         get(payload, a.published);
     } catch (const std::exception& e) {
-        report(from, "", "troupe::remote: rank " + std::to_string(rank) +
-                             " received a malformed lookup answer from rank " + std::to_string(from) + ": " + e.what());
+        report(from, "",
+               "troupe::remote: rank " + std::to_string(rank) +
+                   " received a malformed lookup answer from rank " + std::to_string(from) + ": " +
+                   e.what());
         return;
     }
     a.found = found != 0;

@@ -37,7 +37,7 @@ public:
     engine(const engine&) = delete;
 
     const int rank, size;
-    MPI_Comm comm = MPI_COMM_NULL;      // point-to-point batches (engine thread)
+    MPI_Comm comm = MPI_COMM_NULL;        // point-to-point batches (engine thread)
     MPI_Comm collective = MPI_COMM_NULL;  // stop rounds and barriers (user threads)
 
     // ---- any thread
@@ -112,7 +112,8 @@ private:
     bool work_queued() noexcept;
     void parse(const char* p, std::size_t n, int from);
     void handle(const frame_header& h, std::string_view name, byte_reader& payload, int from);
-    void handle_message(const frame_header& h, std::string_view name, byte_reader& payload, int from);
+    void handle_message(const frame_header& h, std::string_view name, byte_reader& payload,
+                        int from);
     void handle_reply(const frame_header& h, std::string_view name, byte_reader& payload, int from);
     void handle_lookup(const frame_header& h, byte_reader& payload, int from);
     void handle_lookup_reply(const frame_header& h, byte_reader& payload, int from);

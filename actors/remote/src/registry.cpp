@@ -51,8 +51,9 @@ bool register_message_name(std::string_view name, std::string_view type) noexcep
     std::lock_guard g{t.m};
     auto [it, fresh] = t.names.try_emplace(std::string{name}, std::string{type});
     if (!fresh && it->second != type)
-        t.conflicts.push_back("message name \"" + std::string{name} + "\" is registered for two types: " +
-                              it->second + " and " + std::string{type});
+        t.conflicts.push_back("message name \"" + std::string{name} +
+                              "\" is registered for two types: " + it->second + " and " +
+                              std::string{type});
     return true;
 }
 

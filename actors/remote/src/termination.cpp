@@ -46,7 +46,8 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
         const bool quiet = global[busy] == 0 && global[sent] == global[received];
         // Two consecutive quiet rounds with the same counts: nothing was
         // sent between them, so nothing is in flight and nobody is working.
-        if (quiet && before_quiet && global[sent] == before[sent] && global[received] == before[received]) {
+        if (quiet && before_quiet && global[sent] == before[sent] &&
+            global[received] == before[received]) {
             sys.stop();  // every actor has finished: returns at once
             return {};
         }
@@ -55,7 +56,8 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
             rep.finished = false;
             rep.in_flight = global[sent] >= global[received] ? global[sent] - global[received] : 0;
             rep.local = sys.stop_for(std::chrono::nanoseconds::zero());
-            std::fprintf(stderr, "troupe::remote: rank %d: stop gave up: %s\n", rank_, rep.to_string().c_str());
+            std::fprintf(stderr, "troupe::remote: rank %d: stop gave up: %s\n", rank_,
+                         rep.to_string().c_str());
             return rep;
         }
         std::copy(global, global + slots, before);
@@ -73,14 +75,17 @@ void world::stop(actor_system& sys) { (void)stop_for(sys, std::chrono::nanosecon
 
 void world::stop() {
     actor_system* sys = default_actor_system();
-    if (!sys) throw std::logic_error("troupe::remote: world::stop(): no default actor system is running");
+    if (!sys)
+        throw std::logic_error("troupe::remote: world::stop(): no default actor system is running");
     stop(*sys);
 }
 
 std::string remote_stop_report::to_string() const {
     if (finished) return {};
     std::string s = local.finished ? std::string{"every actor here finished"} : local.to_string();
-    if (in_flight) s += "; " + std::to_string(in_flight) + " batch(es) of messages still in flight between ranks";
+    if (in_flight)
+        s += "; " + std::to_string(in_flight) +
+             " batch(es) of messages still in flight between ranks";
     return s;
 }
 

@@ -29,12 +29,15 @@ namespace detail {
 void wait_request(MPI_Request& r) { wait_sleeping(r); }
 }  // namespace detail
 
-world::world(int& argc, char**& argv, world_options options) { start(&argc, &argv, std::move(options)); }
+world::world(int& argc, char**& argv, world_options options) {
+    start(&argc, &argv, std::move(options));
+}
 world::world(world_options options) { start(nullptr, nullptr, std::move(options)); }
 
 void world::start(int* argc, char*** argv, world_options options) {
     if (world_exists.exchange(true))
-        throw remote_error("troupe::remote: a world already exists in this process (one per process)");
+        throw remote_error(
+            "troupe::remote: a world already exists in this process (one per process)");
     try {
         int initialised = 0;
         MPI_Initialized(&initialised);
@@ -46,10 +49,12 @@ void world::start(int* argc, char*** argv, world_options options) {
             owns_mpi_ = true;
         }
         if (provided < MPI_THREAD_MULTIPLE)
-            throw remote_error("troupe::remote: MPI provides thread level " + std::to_string(provided) +
-                               ", not MPI_THREAD_MULTIPLE, which the progress engine needs" +
-                               (initialised ? " (initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))"
-                                            : ""));
+            throw remote_error(
+                "troupe::remote: MPI provides thread level " + std::to_string(provided) +
+                ", not MPI_THREAD_MULTIPLE, which the progress engine needs" +
+                (initialised
+                     ? " (initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))"
+                     : ""));
         if (auto conflicts = detail::name_conflicts(); !conflicts.empty()) {
             std::string all = "troupe::remote: ";
             for (auto& c : conflicts) all += c + "; ";
@@ -83,19 +88,26 @@ void world::barrier() {
     wait_sleeping(r);
 }
 
-std::uint64_t world::frames_sent() const noexcept { return engine_->frames_sent.load(std::memory_order_relaxed); }
+std::uint64_t world::frames_sent() const noexcept {
+    return engine_->frames_sent.load(std::memory_order_relaxed);
+}
 std::uint64_t world::frames_received() const noexcept {
     return engine_->frames_received.load(std::memory_order_relaxed);
 }
 
-void world::inject_raw_for_test(int rank, const void* bytes, std::size_t n) { engine_->send_raw(rank, bytes, n); }
+void world::inject_raw_for_test(int rank, const void* bytes, std::size_t n) {
+    engine_->send_raw(rank, bytes, n);
+}
 
 std::string world::not_found_text(int rank, const std::string& name, const std::string& wanted,
                                   const detail::lookup_answer& a) {
-    std::string s = "troupe::remote: lookup<" + wanted + ">(" + std::to_string(rank) + ", \"" + name +
-                    "\"): rank " + std::to_string(rank) + " publishes no actor under that name";
-    if (a.published.empty()) return s + " (it publishes none; publish before other ranks look up, e.g. "
-                                        "publish, then world::barrier())";
+    std::string s = "troupe::remote: lookup<" + wanted + ">(" + std::to_string(rank) + ", \"" +
+                    name + "\"): rank " + std::to_string(rank) +
+                    " publishes no actor under that name";
+    if (a.published.empty())
+        return s +
+               " (it publishes none; publish before other ranks look up, e.g. "
+               "publish, then world::barrier())";
     s += " (it publishes:";
     for (auto& n : a.published) s += " \"" + n + "\"";
     return s + ")";

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
         if (!spread && t != 0) return;
         const long step = spread ? threads : 1;
         for (long k = t; k < total; k += step) {
-            if (k < consumers) bf::fiber{consumer}.detach(); else bf::fiber{producer}.detach();
+            if (k < consumers) bf::fiber{consumer}.detach();
+            else bf::fiber{producer}.detach();
         }
     };
     std::vector<std::thread> helpers;
@@ -111,8 +112,7 @@ int main(int argc, char** argv) {
     for (auto& t : helpers) t.join();
     if (removed.load() != inserted.load()) bench::fail("chan_contend: values lost");
     bench::result("chan_contend", "boost_fiber", "ops_per_s",
-                       static_cast<double>(removed.load()) / bench::seconds(t0, t1),
-                       "producers=" + std::to_string(producers) +
-                           " consumers=" + std::to_string(consumers) +
-                           (spread ? "" : " placement=one_launcher"));
+                  static_cast<double>(removed.load()) / bench::seconds(t0, t1),
+                  "producers=" + std::to_string(producers) + " consumers=" +
+                      std::to_string(consumers) + (spread ? "" : " placement=one_launcher"));
 }

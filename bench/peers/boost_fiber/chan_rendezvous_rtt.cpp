@@ -74,5 +74,5 @@ int main(int argc, char** argv) {
     for (auto& t : helpers) t.join();
     if (last != warmup + rounds) bench::fail("chan_rendezvous_rtt: lost a round");
     bench::result("chan_rendezvous_rtt", "boost_fiber", "ns_per_op", ns,
-                       "processors=" + std::to_string(threads));
+                  "processors=" + std::to_string(threads));
 }

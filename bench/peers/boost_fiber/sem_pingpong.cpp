@@ -72,13 +72,15 @@ int main(int argc, char** argv) {
     double ns = 0;
     if (prim == "condvar") {
         fiber_semaphore to_pong, to_ping;
-        ns = ping_pong(warmup, rounds, seen, [&] { to_pong.release(); }, [&] { to_pong.acquire(); },
-                       [&] { to_ping.release(); }, [&] { to_ping.acquire(); });
+        ns = ping_pong(
+            warmup, rounds, seen, [&] { to_pong.release(); }, [&] { to_pong.acquire(); },
+            [&] { to_ping.release(); }, [&] { to_ping.acquire(); });
     } else if (prim == "channel") {
         boost::fibers::unbuffered_channel<int> to_pong, to_ping;
         int v = 0;
-        ns = ping_pong(warmup, rounds, seen, [&] { to_pong.push(1); }, [&] { to_pong.pop(v); },
-                       [&] { to_ping.push(1); }, [&] { to_ping.pop(v); });
+        ns = ping_pong(
+            warmup, rounds, seen, [&] { to_pong.push(1); }, [&] { to_pong.pop(v); },
+            [&] { to_ping.push(1); }, [&] { to_ping.pop(v); });
     } else {
         bench::fail("sem_pingpong: --prim must be condvar or channel");
     }

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
         }
         s = t.seconds();
         caf::scoped_actor self{system};
-        self->request(acc, caf::infinite, deposit_atom::value, 0L).receive([&](long v) { last = v; }, [&](caf::error&) {});
+        self->request(acc, caf::infinite, deposit_atom::value, 0L)
+            .receive([&](long v) { last = v; }, [&](caf::error&) {});
         if (last != asks * threads) {
             std::fprintf(stderr, "caf ask_threads: lost deposits\n");
             return 1;

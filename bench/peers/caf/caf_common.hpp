@@ -13,10 +13,8 @@ namespace caf_bench {
 inline void configure(caf::actor_system_config& cfg, int argc, char** argv) {
     cfg.set("scheduler.max-threads", static_cast<int64_t>(bench::option(argc, argv, "workers", 1)));
     const std::string policy = bench::option_text(argc, argv, "policy", "stealing");
-    if (policy == "sharing")
-        cfg.set("scheduler.policy", caf::atom("sharing"));
-    else
-        cfg.set("scheduler.policy", caf::atom("stealing"));
+    if (policy == "sharing") cfg.set("scheduler.policy", caf::atom("sharing"));
+    else cfg.set("scheduler.policy", caf::atom("stealing"));
 }
 
 /// The RESULT params: workers=N, plus policy=sharing when not the default.

@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
     }
     const std::string p = caf_bench::params(argc, argv);
     bench::result("actor_executor", "caf", "seconds", s, p);
-    if (rss) bench::result("actor_executor_rss", "caf", "max_rss_kb", static_cast<double>(bench::max_rss_kb()), p);
+    if (rss)
+        bench::result("actor_executor_rss", "caf", "max_rss_kb",
+                      static_cast<double>(bench::max_rss_kb()), p);
     std::fprintf(stderr, "caf executor: %.2f ns/message\n",
                  s * 1e9 / (static_cast<double>(actors) * static_cast<double>(Set * Rounds + 1)));
 }

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
         bench::stopwatch t;
         for (std::size_t i = 0; i < n; ++i)
             caf::anon_send(rows[i], row_atom::value, reinterpret_cast<std::uintptr_t>(&x[i * n]),
-                           reinterpret_cast<std::uintptr_t>(y.data()), reinterpret_cast<std::uintptr_t>(&z[i * n]));
+                           reinterpret_cast<std::uintptr_t>(y.data()),
+                           reinterpret_cast<std::uintptr_t>(&z[i * n]));
         rows.clear();
         system.await_all_actors_done();
         s = t.seconds();

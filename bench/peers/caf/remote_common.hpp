@@ -3,10 +3,10 @@
 // CAF's middleman (libcaf_io, TCP over loopback). The program forks: the
 // child publishes an actor on a free port and tells the parent the port
 // through a pipe; the parent connects with remote_actor and measures.
-#include <caf/all.hpp>
-#include <caf/io/all.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
 
 #include <cstdint>
 #include <cstdio>

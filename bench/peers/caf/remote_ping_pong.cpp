@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
         [](caf::actor_system& sys) {
             return sys.spawn([](caf::event_based_actor* self) -> caf::behavior {
                 return {[=](ping_atom, long v) {
-                    self->send(caf::actor_cast<caf::actor>(self->current_sender()), ping_atom::value, v + 1);
+                    self->send(caf::actor_cast<caf::actor>(self->current_sender()),
+                               ping_atom::value, v + 1);
                 }};
             });
         },

@@ -16,8 +16,12 @@ long Servers = 100000, Rounds = 20;
 
 caf::behavior server(caf::event_based_actor* self) {
     return {
-        [=](int_atom, int, const caf::actor& client) { self->send(client, int_atom::value, 7, client); },
-        [=](char_atom, char, const caf::actor& client) { self->send(client, char_atom::value, 'x', client); },
+        [=](int_atom, int, const caf::actor& client) {
+            self->send(client, int_atom::value, 7, client);
+        },
+        [=](char_atom, char, const caf::actor& client) {
+            self->send(client, char_atom::value, 'x', client);
+        },
         [=](stop_atom) { self->quit(); },
     };
 }

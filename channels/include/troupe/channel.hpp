@@ -58,9 +58,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "troupe/config.hpp"
 #include "troupe/channel_closed.hpp"
 #include "troupe/channel_statistics.hpp"
+#include "troupe/config.hpp"
 #include "troupe/detail/channel_waiter.hpp"
 #include "troupe/select.hpp"
 #include "troupe/spinlock.hpp"
@@ -110,11 +110,7 @@ public:
     /// or becomes closed before `v` was taken. Moves from `v` only on success.
     void insert(T&& v);
     /// Inserts a copy of `v` (the copy is made before taking the lock).
-    void insert(const T& v)
-        requires std::is_copy_constructible_v<T>
-    {
-        insert(T(v));
-    }
+    void insert(const T& v) requires std::is_copy_constructible_v<T> { insert(T(v)); }
 
     /// Removes the oldest element, parking while there is none. After
     /// close it keeps returning buffered elements and throws channel_closed
@@ -139,9 +135,7 @@ public:
         insert(std::move(v));
         return *this;
     }
-    channel& operator<<(const T& v)
-        requires std::is_copy_constructible_v<T>
-    {
+    channel& operator<<(const T& v) requires std::is_copy_constructible_v<T> {
         insert(v);
         return *this;
     }
@@ -157,9 +151,7 @@ public:
     /// no consumer waiting) or `closed`. Never throws; moves from `v` only
     /// on success.
     channel_status try_insert(T&& v) noexcept;
-    channel_status try_insert(const T& v)
-        requires std::is_copy_constructible_v<T>
-    {
+    channel_status try_insert(const T& v) requires std::is_copy_constructible_v<T> {
         if constexpr (std::is_nothrow_copy_constructible_v<T>) {
             T copy(v);
             return try_insert(std::move(copy));
@@ -178,8 +170,7 @@ public:
 
     /// Hands a copy of `v` to every consumer blocked right now (a broadcast,
     /// typically of a sentinel); returns how many got one. Does not buffer.
-    std::size_t flush(const T& v)
-        requires std::is_copy_constructible_v<T>;
+    std::size_t flush(const T& v) requires std::is_copy_constructible_v<T>;
 
     /// Closes the channel and wakes every blocked producer and consumer
     /// (see the class comment). Closing again does nothing. Never blocks.

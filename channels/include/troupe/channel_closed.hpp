@@ -110,10 +110,12 @@ private:
         else return std::make_shared<T>(std::move(v));
     }
     static T& get(storage& s) noexcept {
-        if constexpr (by_value) return s; else return *s;
+        if constexpr (by_value) return s;
+        else return *s;
     }
     static const T& get(const storage& s) noexcept {
-        if constexpr (by_value) return s; else return *s;
+        if constexpr (by_value) return s;
+        else return *s;
     }
     storage value_;
 };

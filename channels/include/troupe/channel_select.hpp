@@ -85,7 +85,8 @@ public:
             outcome_ = channel_status::success;
             if (taken_) return true;
             taken_ = true;
-            if (dst_) *dst_ = slot_.take(); else slot_.get().~T();
+            if (dst_) *dst_ = slot_.take();
+            else slot_.get().~T();
             return true;
         case detail::handoff::closed:
             outcome_ = channel_status::closed;
@@ -94,8 +95,7 @@ public:
             // The channel may be gone (destroyed while we waited): only its
             // address and the name read at registration are used.
             channel<T>::throw_closed_remove(ch_, w_.name);
-        default:
-            return false;
+        default: return false;
         }
     }
 
@@ -148,16 +148,13 @@ public:
     /// with outcome() `closed` (the element stays in the variable).
     bool on_selected(select_node&) {
         switch (w_.state.load(std::memory_order_acquire)) {
-        case detail::handoff::done:
-            outcome_ = channel_status::success;
-            return true;
+        case detail::handoff::done: outcome_ = channel_status::success; return true;
         case detail::handoff::closed:
             outcome_ = channel_status::closed;
             if (report_) return true;
             if (std::uncaught_exceptions() > 0) return false;
             throw channel_closed_with<T>(ch_, w_.name, std::move(*src_));  // ch_: address only
-        default:
-            return false;
+        default: return false;
         }
     }
 

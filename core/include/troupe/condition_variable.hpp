@@ -17,8 +17,8 @@
 /// never end a wait early (checked builds report them).
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <concepts>
+#include <cstdint>
 #include <utility>
 
 #include "troupe/blocking_lock.hpp"
@@ -143,7 +143,8 @@ private:
             detail::timer_arm(w.timer);
         }
         enqueue(w);  // before releasing: a notify after our unlock finds us
-        if constexpr (morphing) l.cv_release(); else l.unlock();
+        if constexpr (morphing) l.cv_release();
+        else l.unlock();
         // Done when notified (a morphing lock names us as its owner: the
         // notifier queued us there, or granted it) or timed out. Anything
         // else waking us is a stray wake: wait again.
@@ -157,7 +158,8 @@ private:
         const bool notified = finish(w, deadline != nullptr);
         if constexpr (morphing) {
             // A notify handed us the lock with one level; else take it again.
-            if (notified) l.cv_restore_depth(depth); else l.cv_reacquire(depth);
+            if (notified) l.cv_restore_depth(depth);
+            else l.cv_reacquire(depth);
         } else {
             l.lock();
         }

@@ -1,9 +1,9 @@
 #pragma once
 /// Everything in troupe core.
-#include "troupe/config.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/cluster.hpp"
 #include "troupe/condition_variable.hpp"
+#include "troupe/config.hpp"
 #include "troupe/context.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/error.hpp"

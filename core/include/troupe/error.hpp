@@ -52,8 +52,8 @@ enum class misuse_kind : std::uint8_t {
 
 /// What the default handler does after printing a report.
 enum class misuse_action : std::uint8_t {
-    abort,     ///< std::abort()
-    continue_, ///< return; the program goes on
+    abort,      ///< std::abort()
+    continue_,  ///< return; the program goes on
 };
 
 /// Sets the default handler's action for reports of `kind`; returns the

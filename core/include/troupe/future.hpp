@@ -21,8 +21,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "troupe/error.hpp"
 #include "troupe/detail/wait_word.hpp"
+#include "troupe/error.hpp"
 #include "troupe/select.hpp"
 
 namespace troupe {
@@ -103,7 +103,7 @@ public:
     /// Stores `v` and wakes every waiter; returns whether any waited.
     /// Throws future_error if already fulfilled (the value is not stored).
     template <class U = T>
-        requires std::is_constructible_v<T, U&&>
+    requires std::is_constructible_v<T, U&&>
     bool fulfil(U&& v) {
         return deliver([&] { value_.emplace(std::forward<U>(v)); });
     }
@@ -111,7 +111,8 @@ public:
     /// Parks until fulfilled; returns the value or rethrows the delivered
     /// exception. A ready value costs one load and takes no lock.
     const T& get() {
-        if (state() != has_value) [[unlikely]] wait();
+        if (state() != has_value) [[unlikely]]
+            wait();
         return *value_;
     }
     /// The value if available (rethrows a delivered exception), else
@@ -145,7 +146,8 @@ public:
     /// Parks until fulfilled; rethrows a delivered exception. A ready
     /// future costs one load and takes no lock.
     void get() {
-        if (state() != has_value) [[unlikely]] wait();
+        if (state() != has_value) [[unlikely]]
+            wait();
     }
     void reset() {
         begin_reset();

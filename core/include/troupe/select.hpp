@@ -221,7 +221,8 @@ public:
     void push_back(select_node& n) noexcept {
         n.next_ = nullptr;
         n.prev_ = tail_;
-        if (tail_) tail_->next_ = &n; else head_ = &n;
+        if (tail_) tail_->next_ = &n;
+        else head_ = &n;
         tail_ = &n;
         n.queued_ = true;
         ++size_;
@@ -234,8 +235,10 @@ public:
     /// Unlinks `n`; returns false if it was not queued here.
     bool remove(select_node& n) noexcept {
         if (!n.queued_) return false;
-        if (n.prev_) n.prev_->next_ = n.next_; else head_ = n.next_;
-        if (n.next_) n.next_->prev_ = n.prev_; else tail_ = n.prev_;
+        if (n.prev_) n.prev_->next_ = n.next_;
+        else head_ = n.next_;
+        if (n.next_) n.next_->prev_ = n.prev_;
+        else tail_ = n.prev_;
         n.next_ = n.prev_ = nullptr;
         n.queued_ = false;
         --size_;

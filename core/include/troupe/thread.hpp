@@ -55,7 +55,7 @@ public:
     /// Starts `f(args...)` on this_cluster(). Throws std::bad_alloc or
     /// std::system_error if no stack can be mapped.
     template <class F, class... Args>
-        requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+    requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
     explicit thread(F&& f, Args&&... args)
         : thread(thread_attributes{}, std::forward<F>(f), std::forward<Args>(args)...) {}
 
@@ -68,8 +68,8 @@ public:
 
     /// Starts `f(args...)` with explicit attributes.
     template <class F, class... Args>
-        requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
-    thread(const thread_attributes& attrs, F&& f, Args&&... args) {
+    requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...> thread(
+        const thread_attributes& attrs, F&& f, Args&&... args) {
         using payload = std::tuple<std::decay_t<F>, std::decay_t<Args>...>;
         void* storage = nullptr;
         fiber_ = detail::fiber_create(attrs, sizeof(payload), alignof(payload), &storage);

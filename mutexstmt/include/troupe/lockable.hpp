@@ -58,8 +58,9 @@ struct lock_ref_access;
 class lock_ref {
 public:
     template <lockable L>
-        requires(!std::is_const_v<L> && !std::is_same_v<std::remove_volatile_t<L>, lock_ref>)
-    lock_ref(L& l) noexcept  // NOLINT(google-explicit-constructor): meant to convert
+    requires(!std::is_const_v<L> && !std::is_same_v<std::remove_volatile_t<L>, lock_ref>)
+        lock_ref(L& l)
+    noexcept  // NOLINT(google-explicit-constructor): meant to convert
         : object_(std::addressof(l)), ops_(&detail::lock_ops_for<L>) {}
 
     /// Locks the referenced object (whatever its lock() blocks on or throws).

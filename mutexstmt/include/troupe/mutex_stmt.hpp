@@ -107,8 +107,7 @@ inline E handle_of(L& l) noexcept {
 /// deduces the types. Blocks in the locks' lock(); throws what they throw
 /// (having released the ones taken). Neither copyable nor movable.
 template <lockable... Ls>
-    requires(sizeof...(Ls) > 0)
-class [[nodiscard]] scoped_mutex {
+requires(sizeof...(Ls) > 0) class [[nodiscard]] scoped_mutex {
 public:
     /// Number of locks named (before removing duplicates).
     static constexpr std::size_t size = sizeof...(Ls);
@@ -133,8 +132,8 @@ private:
 /// statement sorts them in place, which is how it needs no allocation.
 template <class R>
 concept lock_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                     detail::lock_handle<std::ranges::range_value_t<R>> &&
-                     !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
+    detail::lock_handle<std::ranges::range_value_t<R>> &&
+    !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
 
 /// RAII form over a run-time set of locks: sorts `locks` in place (address
 /// order), acquires each distinct lock once, and releases them in reverse
@@ -165,8 +164,7 @@ scoped_mutex_range(R&&) -> scoped_mutex_range<std::ranges::range_value_t<R>>;
 /// released; a returned reference is the caller's to use after release).
 /// The object returned by mutex() refers to the locks; use it at once.
 template <lockable... Ls>
-    requires(sizeof...(Ls) > 0)
-[[nodiscard]] auto mutex(Ls&... ls) noexcept {
+requires(sizeof...(Ls) > 0) [[nodiscard]] auto mutex(Ls&... ls) noexcept {
     return [... ps = std::addressof(ls)]<class F>(F&& f) -> decltype(auto) {
         scoped_mutex<Ls...> held{*ps...};
         return std::invoke(std::forward<F>(f));
@@ -175,8 +173,7 @@ template <lockable... Ls>
 
 /// Lambda form over a run-time set (see scoped_mutex_range).
 template <lock_range R>
-    requires(!lockable<std::remove_reference_t<R>>)
-[[nodiscard]] auto mutex(R&& locks) noexcept {
+requires(!lockable<std::remove_reference_t<R>>) [[nodiscard]] auto mutex(R&& locks) noexcept {
     using E = std::ranges::range_value_t<R>;
     return [set = std::span<E>(std::ranges::data(locks), std::ranges::size(locks))]<class F>(
                F&& f) -> decltype(auto) {
@@ -188,13 +185,12 @@ template <lock_range R>
 namespace detail {
 // What TROUPE_MUTEX(...) declares: a guard for a lock list or a range.
 template <lockable... Ls>
-    requires(sizeof...(Ls) > 0)
-scoped_mutex<Ls...> make_scope(Ls&... ls) {
+requires(sizeof...(Ls) > 0) scoped_mutex<Ls...> make_scope(Ls&... ls) {
     return scoped_mutex<Ls...>{ls...};
 }
 template <lock_range R>
-    requires(!lockable<std::remove_reference_t<R>>)
-scoped_mutex_range<std::ranges::range_value_t<R>> make_scope(R& locks) {
+requires(!lockable<std::remove_reference_t<R>>)
+    scoped_mutex_range<std::ranges::range_value_t<R>> make_scope(R& locks) {
     return scoped_mutex_range<std::ranges::range_value_t<R>>{locks};
 }
 }  // namespace detail
@@ -210,8 +206,8 @@ scoped_mutex_range<std::ranges::range_value_t<R>> make_scope(R& locks) {
 /// that is a `lock_range`, the run-time form. The guard is the init-statement
 /// of an `if` whose body is the user's statement as its `else` branch, so the
 /// statement is not a loop and a following `else` cannot attach to it.
-#define TROUPE_MUTEX(...)                                                              \
+#define TROUPE_MUTEX(...)                                                           \
     if ([[maybe_unused]] auto TROUPE_MUTEX_CAT_(troupe_mutex_scope_, __COUNTER__) = \
-            ::troupe::detail::make_scope(__VA_ARGS__);                                 \
-        false) {                                                                       \
+            ::troupe::detail::make_scope(__VA_ARGS__);                              \
+        false) {                                                                    \
     } else

@@ -126,9 +126,9 @@ private:
 /// `timeout(d)` gets a fresh timeout of the same duration (timeouts cannot
 /// move). The body is optional.
 template <class R, class Body = detail::wu::no_body>
-    requires selectable<std::remove_cvref_t<R>> && (!std::is_const_v<std::remove_reference_t<R>>) &&
-             detail::wu::clause_body<Body, std::remove_cvref_t<R>>
-[[nodiscard]] auto on(R&& resource, Body&& body = {}) {
+requires selectable<std::remove_cvref_t<R>> &&
+    (!std::is_const_v<std::remove_reference_t<R>>)&&detail::wu::clause_body<
+        Body, std::remove_cvref_t<R>> [[nodiscard]] auto on(R&& resource, Body&& body = {}) {
     using res = std::remove_cvref_t<R>;
     using body_t = std::decay_t<Body>;
     if constexpr (std::is_lvalue_reference_v<R>) {
@@ -141,7 +141,7 @@ template <class R, class Body = detail::wu::no_body>
         static_assert(std::is_move_constructible_v<res>,
                       "troupe::on: a temporary resource must be movable (pass an lvalue instead)");
         return detail::wu::clause<detail::wu::value_holder<res>, body_t>{std::move(resource),
-                                                                        std::forward<Body>(body)};
+                                                                         std::forward<Body>(body)};
     }
 }
 
@@ -150,8 +150,8 @@ template <class R, class Body = detail::wu::no_body>
 /// runs for the element that was ready. Elements are tried in order (or from
 /// the rotation's start). An empty range is a disabled clause.
 template <class Range, class Body = detail::wu::no_body>
-    requires std::ranges::random_access_range<Range> && std::ranges::sized_range<Range> &&
-             std::ranges::viewable_range<Range>
+requires std::ranges::random_access_range<Range> && std::ranges::sized_range<Range> &&
+    std::ranges::viewable_range<Range>
 [[nodiscard]] auto on_any(Range&& range, Body&& body = {}) {
     using view = std::views::all_t<Range>;
     return detail::wu::range_clause<view, detail::wu::identity_projection, std::decay_t<Body>>{
@@ -162,10 +162,10 @@ template <class Range, class Body = detail::wu::no_body>
 /// element: e.g. `[&](channel<int>& c) { return c.remove_into(v); }`. The
 /// projection runs once per element before anything registers.
 template <class Range, class Projection, class Body>
-    requires std::ranges::random_access_range<Range> && std::ranges::sized_range<Range> &&
-             std::ranges::viewable_range<Range> &&
-             std::is_invocable_v<std::decay_t<Projection>&, std::ranges::range_reference_t<Range>>
-[[nodiscard]] auto on_any(Range&& range, Projection&& projection, Body&& body) {
+requires std::ranges::random_access_range<Range> && std::ranges::sized_range<Range> &&
+    std::ranges::viewable_range<Range> && std::is_invocable_v < std::decay_t<Projection>
+&, std::ranges::range_reference_t < Range >>
+       [[nodiscard]] auto on_any(Range&& range, Projection&& projection, Body&& body) {
     using view = std::views::all_t<Range>;
     return detail::wu::range_clause<view, std::decay_t<Projection>, std::decay_t<Body>>{
         std::views::all(std::forward<Range>(range)), std::forward<Projection>(projection),
@@ -180,8 +180,8 @@ template <detail::wu::immovable_tree Tree>
 
 /// The clause that runs when nothing is ready once every clause registered.
 template <class Body>
-    requires std::is_invocable_v<std::decay_t<Body>&>
-[[nodiscard]] auto otherwise(Body&& body) {
+requires std::is_invocable_v < std::decay_t<Body>
+& > [[nodiscard]] auto otherwise(Body&& body) {
     return detail::wu::otherwise_clause<std::decay_t<Body>>{std::forward<Body>(body)};
 }
 

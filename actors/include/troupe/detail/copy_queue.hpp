@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "troupe/config.hpp"
 #include "troupe/actor_defaults.hpp"
 #include "troupe/allocation.hpp"
+#include "troupe/config.hpp"
 
 namespace troupe {
 class actor;
@@ -114,8 +114,8 @@ private:
     void shrink() noexcept;
 
     envelope* buf_;
-    std::uint32_t count_ = 0;     // one past the last pushed envelope
-    std::uint32_t next_ = 0;      // next envelope to pop
+    std::uint32_t count_ = 0;  // one past the last pushed envelope
+    std::uint32_t next_ = 0;   // next envelope to pop
     std::uint32_t capacity_;
     std::uint32_t window_peak_ = 0;
     std::uint32_t window_gulps_ = 0;

@@ -35,7 +35,8 @@ channel<T>::~channel() {
     // dequeue itself and never touches the channel after that unlock. Wait
     // for them before freeing anything.
     for (int spins = 0; leaving; ++spins) {
-        if (spins < 64) detail::cpu_relax(); else this_thread::yield();
+        if (spins < 64) detail::cpu_relax();
+        else this_thread::yield();
         lock_.lock();
         leaving = !consumers_.empty() || !producers_.empty();
         lock_.unlock();
@@ -43,10 +44,11 @@ channel<T>::~channel() {
     if constexpr (checked_build) {
         if (consumers + producers > 0)
             detail::report_misuse(detail::describe("channel", name_, this) +
-                                  ": destroyed while threads are blocked on it (deadlock): " +
-                                  std::to_string(producers) + " producer(s), " +
-                                  std::to_string(consumers) + " consumer(s); releasing them "
-                                  "with channel_closed",
+                                      ": destroyed while threads are blocked on it (deadlock): " +
+                                      std::to_string(producers) + " producer(s), " +
+                                      std::to_string(consumers) +
+                                      " consumer(s); releasing them "
+                                      "with channel_closed",
                                   misuse_kind::released_waiters);
     }
     for (std::size_t i = 0, n = count_.load(std::memory_order_relaxed); i < n; ++i) {
@@ -141,11 +143,8 @@ void channel<T>::insert(T&& v) {
         lock_.unlock();
         if (wake) wake->unpark_waiter();
         return;
-    case outcome::closed:
-        lock_.unlock();
-        throw channel_closed_with<T>(this, name, std::move(v));
-    default:
-        break;
+    case outcome::closed: lock_.unlock(); throw channel_closed_with<T>(this, name, std::move(v));
+    default: break;
     }
     // Full: queue with a pointer to our element; a consumer moves it out.
     TROUPE_CHANNEL_COUNT(blocked_inserts);
@@ -164,11 +163,8 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
         lock_.unlock();
         if (wake) wake->unpark_waiter();
         return true;
-    case outcome::closed:
-        lock_.unlock();
-        return false;
-    default:
-        break;
+    case outcome::closed: lock_.unlock(); return false;
+    default: break;
     }
     // Empty: queue with a pointer to our storage; a producer fills it.
     TROUPE_CHANNEL_COUNT(blocked_removes);
@@ -202,9 +198,9 @@ channel_status channel<T>::try_insert(T&& v) noexcept {
     if (r == outcome::done) TROUPE_CHANNEL_COUNT(inserts);
     lock_.unlock();
     if (wake) wake->unpark_waiter();
-    return r == outcome::done ? channel_status::success
-         : r == outcome::closed ? channel_status::closed
-                                : channel_status::full;
+    return r == outcome::done     ? channel_status::success
+           : r == outcome::closed ? channel_status::closed
+                                  : channel_status::full;
 }
 
 template <class T>
@@ -224,9 +220,7 @@ channel_status channel<T>::try_remove_impl(T& out, bool stop) {
 }
 
 template <class T>
-std::size_t channel<T>::flush(const T& v)
-    requires std::is_copy_constructible_v<T>
-{
+std::size_t channel<T>::flush(const T& v) requires std::is_copy_constructible_v<T> {
     std::size_t served = 0;
     if constexpr (std::is_nothrow_copy_constructible_v<T>) {
         // One critical section: copy into every waiting consumer, wake after.
@@ -341,15 +335,12 @@ bool channel<T>::finish_register(select_node& n, detail::channel_waiter& w, outc
         w.linkage.store(detail::link::detached, std::memory_order_relaxed);
         lock_.unlock();
         return false;
-    case outcome::wait:
-        break;
+    case outcome::wait: break;
     }
     if (detail::is_live(n)) {
         q.push_back(n);  // linkage stays `linked`: partners may take it now
-        if (&q == &producers_)
-            TROUPE_CHANNEL_COUNT(blocked_inserts);
-        else
-            TROUPE_CHANNEL_COUNT(blocked_removes);
+        if (&q == &producers_) TROUPE_CHANNEL_COUNT(blocked_inserts);
+        else TROUPE_CHANNEL_COUNT(blocked_removes);
     } else {
         w.linkage.store(detail::link::detached, std::memory_order_relaxed);
     }

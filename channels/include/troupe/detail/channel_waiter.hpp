@@ -10,8 +10,8 @@
 
 #include "troupe/channel_defaults.hpp"
 #include "troupe/context.hpp"
-#include "troupe/error.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/error.hpp"
 #include "troupe/select.hpp"
 #include "troupe/thread.hpp"
 

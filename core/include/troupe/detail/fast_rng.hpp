@@ -21,7 +21,8 @@ public:
     /// A seed for generator `index` of one family of threads: distinct
     /// indices give distinct, well-spread seeds (a Weyl sequence); `stream`
     /// separates families that share indices (a worker and its selector).
-    static constexpr std::uint64_t seed_for(std::uint64_t index, std::uint64_t stream = 0) noexcept {
+    static constexpr std::uint64_t seed_for(std::uint64_t index,
+                                            std::uint64_t stream = 0) noexcept {
         return (0x9e3779b97f4a7c15ULL * (index + 1)) ^ stream;
     }
 
@@ -37,7 +38,9 @@ public:
         return state_ * 0x2545f4914f6cdd1dULL;
     }
     /// A pseudo-random number in [0, n); `n` must be positive. nothrow.
-    constexpr std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
+    constexpr std::size_t below(std::size_t n) noexcept {
+        return static_cast<std::size_t>(next() % n);
+    }
 
 private:
     std::uint64_t state_;  // never 0

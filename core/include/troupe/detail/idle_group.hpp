@@ -162,7 +162,9 @@ public:
     int spinners() const noexcept { return spinners_.load(std::memory_order_seq_cst); }
     int watchers() const noexcept { return watchers_.load(std::memory_order_seq_cst); }
     /// `m` is announced asleep and no waker has woken it yet.
-    bool asleep(const member& m) const noexcept { return m.word_.load(std::memory_order_seq_cst) == asleep_; }
+    bool asleep(const member& m) const noexcept {
+        return m.word_.load(std::memory_order_seq_cst) == asleep_;
+    }
     /// How many members are asleep (a snapshot).
     std::size_t members_asleep() const noexcept;
 

@@ -14,7 +14,7 @@ struct timer_node {
     using clock = std::chrono::steady_clock;
     clock::time_point deadline{};
     void (*fire)(timer_node&) noexcept = nullptr;
-    void* arg = nullptr;  // for the callback
+    void* arg = nullptr;            // for the callback
     std::size_t heap_index = npos;  // position in the heap; npos when not armed
     static constexpr std::size_t npos = ~std::size_t{0};
 };

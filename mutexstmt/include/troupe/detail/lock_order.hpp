@@ -23,9 +23,8 @@ namespace troupe::detail {
 /// A handle the statement can sort and lock: `L*` for a lockable L, or
 /// `lock_ref`. (Not `lock_ref*`: that would order the refs, not the locks.)
 template <class E>
-concept lock_handle =
-    std::is_same_v<E, lock_ref> ||
-    (std::is_pointer_v<E> && lockable<std::remove_pointer_t<E>> &&
+concept lock_handle = std::is_same_v<E, lock_ref> ||
+    (std::is_pointer_v<E>&& lockable<std::remove_pointer_t<E>> &&
      !std::is_same_v<std::remove_cv_t<std::remove_pointer_t<E>>, lock_ref>);
 
 inline std::uintptr_t address_key(const volatile void* p) noexcept {
@@ -95,17 +94,56 @@ consteval auto network_pairs() {
         return std::array<cx_pair, 9>{
             {{0, 1}, {3, 4}, {2, 4}, {2, 3}, {0, 3}, {0, 2}, {1, 4}, {1, 3}, {1, 2}}};
     } else if constexpr (N == 6) {
-        return std::array<cx_pair, 12>{{{1, 2}, {4, 5}, {0, 2}, {3, 5}, {0, 1}, {3, 4},
-                                        {1, 4}, {0, 3}, {2, 5}, {1, 3}, {2, 4}, {2, 3}}};
+        return std::array<cx_pair, 12>{{{1, 2},
+                                        {4, 5},
+                                        {0, 2},
+                                        {3, 5},
+                                        {0, 1},
+                                        {3, 4},
+                                        {1, 4},
+                                        {0, 3},
+                                        {2, 5},
+                                        {1, 3},
+                                        {2, 4},
+                                        {2, 3}}};
     } else if constexpr (N == 7) {
-        return std::array<cx_pair, 16>{{{0, 1}, {2, 3}, {4, 5}, {0, 2}, {1, 3}, {4, 6},
-                                        {1, 2}, {5, 6}, {0, 4}, {1, 5}, {2, 6}, {2, 4},
-                                        {3, 5}, {1, 2}, {3, 4}, {5, 6}}};
+        return std::array<cx_pair, 16>{{{0, 1},
+                                        {2, 3},
+                                        {4, 5},
+                                        {0, 2},
+                                        {1, 3},
+                                        {4, 6},
+                                        {1, 2},
+                                        {5, 6},
+                                        {0, 4},
+                                        {1, 5},
+                                        {2, 6},
+                                        {2, 4},
+                                        {3, 5},
+                                        {1, 2},
+                                        {3, 4},
+                                        {5, 6}}};
     } else {
         static_assert(N == 8, "networks exist for 2 to 8 inputs");
-        return std::array<cx_pair, 19>{{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3}, {4, 6},
-                                        {5, 7}, {1, 2}, {5, 6}, {0, 4}, {1, 5}, {2, 6}, {3, 7},
-                                        {2, 4}, {3, 5}, {1, 2}, {3, 4}, {5, 6}}};
+        return std::array<cx_pair, 19>{{{0, 1},
+                                        {2, 3},
+                                        {4, 5},
+                                        {6, 7},
+                                        {0, 2},
+                                        {1, 3},
+                                        {4, 6},
+                                        {5, 7},
+                                        {1, 2},
+                                        {5, 6},
+                                        {0, 4},
+                                        {1, 5},
+                                        {2, 6},
+                                        {3, 7},
+                                        {2, 4},
+                                        {3, 5},
+                                        {1, 2},
+                                        {3, 4},
+                                        {5, 6}}};
     }
 }
 
@@ -159,16 +197,16 @@ inline void insertion_sort(E* a, std::size_t n, Before before) noexcept {
 template <class E, class Cx = handle_order, class Before = handle_before>
 inline void sort_handles(E* a, std::size_t n, Cx cx = {}, Before before = {}) noexcept {
     switch (n) {
-        case 0:
-        case 1: return;
-        case 2: sort_network<2>(a, cx); return;
-        case 3: sort_network<3>(a, cx); return;
-        case 4: sort_network<4>(a, cx); return;
-        case 5: sort_network<5>(a, cx); return;
-        case 6: sort_network<6>(a, cx); return;
-        case 7: sort_network<7>(a, cx); return;
-        case 8: sort_network<8>(a, cx); return;
-        default: insertion_sort(a, n, before); return;
+    case 0:
+    case 1: return;
+    case 2: sort_network<2>(a, cx); return;
+    case 3: sort_network<3>(a, cx); return;
+    case 4: sort_network<4>(a, cx); return;
+    case 5: sort_network<5>(a, cx); return;
+    case 6: sort_network<6>(a, cx); return;
+    case 7: sort_network<7>(a, cx); return;
+    case 8: sort_network<8>(a, cx); return;
+    default: insertion_sort(a, n, before); return;
     }
 }
 

@@ -62,10 +62,8 @@ public:
     /// was won by `r` during the call: no wake() will follow for it).
     template <class R>
     bool register_on(R& r, statement& s) {
-        if (s.exclusive)
-            ::new (static_cast<void*>(buf_)) select_node(s.self, s.status);
-        else
-            ::new (static_cast<void*>(buf_)) select_node(s.self, status_, s.counter);
+        if (s.exclusive) ::new (static_cast<void*>(buf_)) select_node(s.self, s.status);
+        else ::new (static_cast<void*>(buf_)) select_node(s.self, status_, s.counter);
         constructed_ = true;
         registered_ = true;  // before the call: unregister even if it throws
         ++s.registrations;
@@ -133,7 +131,7 @@ public:
 private:
     alignas(select_node) unsigned char buf_[sizeof(select_node)];
     std::atomic<std::uintptr_t> status_{unsat};  // general mode's own status word
-    std::uintptr_t snap_ = unsat;                 // status at the last check pass
+    std::uintptr_t snap_ = unsat;                // status at the last check pass
     bool constructed_ = false;
     bool registered_ = false;
     bool immediate_ = false;
@@ -157,10 +155,8 @@ concept ready_hinted = requires(const R& r) {
 
 template <class R>
 bool ready_hint(const R& r) noexcept {
-    if constexpr (ready_hinted<R>)
-        return r.select_ready_hint();
-    else
-        return true;
+    if constexpr (ready_hinted<R>) return r.select_ready_hint();
+    else return true;
 }
 
 // ----------------------------------------------------------------- holders
@@ -217,7 +213,9 @@ struct no_body {
 /// on_selected. A body that takes it gets it (`on(ch.remove_into(v,
 /// report_close), [&](channel_status s) { ... })`).
 template <class R>
-concept outcome_reporting = requires(const R& r) { r.select_outcome(); };
+concept outcome_reporting = requires(const R& r) {
+    r.select_outcome();
+};
 
 template <class R>
 struct outcome_of {
@@ -232,8 +230,8 @@ struct outcome_of<R> {
 /// Whether `B` can be the body of a clause over `R`: callable with no
 /// arguments, or with the resource's outcome.
 template <class B, class R>
-concept clause_body =
-    std::is_invocable_v<std::decay_t<B>&> ||
+concept clause_body = std::is_invocable_v < std::decay_t<B>
+& > ||
     (outcome_reporting<R> && std::is_invocable_v<std::decay_t<B>&, typename outcome_of<R>::type>);
 
 /// Whether a body of type `B` takes the outcome of resource type `R`.
@@ -241,29 +239,23 @@ template <class B, class R, class... Lead>
 constexpr bool takes_outcome() {
     if constexpr (outcome_reporting<R>)
         return std::is_invocable_v<B&, Lead..., typename outcome_of<R>::type>;
-    else
-        return false;
+    else return false;
 }
 
 /// Runs a clause's body over resource `r`, passing r's outcome if the body
 /// takes it.
 template <class B, class R>
 void invoke_body(B& b, const R& r) {
-    if constexpr (takes_outcome<B, R>())
-        std::invoke(b, r.select_outcome());
-    else
-        std::invoke(b);
+    if constexpr (takes_outcome<B, R>()) std::invoke(b, r.select_outcome());
+    else std::invoke(b);
 }
 /// A run-time-length clause's body gets the ready element's index if it
 /// takes one, and the element's outcome after it if it takes that too.
 template <class B, class R>
 void invoke_body(B& b, std::size_t index, const R& r) {
-    if constexpr (takes_outcome<B, R, std::size_t>())
-        std::invoke(b, index, r.select_outcome());
-    else if constexpr (std::is_invocable_v<B&, std::size_t>)
-        std::invoke(b, index);
-    else
-        std::invoke(b);
+    if constexpr (takes_outcome<B, R, std::size_t>()) std::invoke(b, index, r.select_outcome());
+    else if constexpr (std::is_invocable_v<B&, std::size_t>) std::invoke(b, index);
+    else std::invoke(b);
 }
 
 // ------------------------------------------------------------ small buffer
@@ -281,14 +273,14 @@ public:
     slot_buffer& operator=(const slot_buffer&) = delete;
     ~slot_buffer() {
         clear();
-        if (data_ != inline_slots()) ::operator delete(data_, std::align_val_t{alignof(Slot)});
+        if (data_ != inline_slots()) ::operator delete (data_, std::align_val_t{alignof(Slot)});
     }
 
     /// Makes room for `n` slots (once, before any emplace).
     void reserve(std::size_t n) {
         data_ = n <= Inline ? inline_slots()
-                            : static_cast<Slot*>(::operator new(n * sizeof(Slot),
-                                                                std::align_val_t{alignof(Slot)}));
+                            : static_cast<Slot*>(::operator new (n * sizeof(Slot),
+                                                                 std::align_val_t{alignof(Slot)}));
     }
     template <class... A>
     void emplace_back(A&&... args) {

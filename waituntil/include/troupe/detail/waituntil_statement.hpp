@@ -10,9 +10,9 @@
 #include <exception>
 
 #include "troupe/context.hpp"
-#include "troupe/error.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/waituntil_tree.hpp"
+#include "troupe/error.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/waituntil_defaults.hpp"
 
@@ -99,8 +99,9 @@ inline bool claim_for_otherwise(statement& s) noexcept { return seal(s) == sat; 
 /// statement waited for (a stray unpark); the statement parks again.
 inline void report_stray_wake() {
     if constexpr (checked_build)
-        report_misuse("stray wake: a thread blocked in waituntil was unparked before any clause "
-                      "completed (troupe::unpark on a blocked thread?); it waits again");
+        report_misuse(
+            "stray wake: a thread blocked in waituntil was unparked before any clause "
+            "completed (troupe::unpark on a blocked thread?); it waits again");
 }
 
 /// Exclusive mode: parks until a resource that won the statement made its
@@ -198,8 +199,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
             if (!leaf.xowns(st)) return;
             try {
                 leaf.xrun(st);
-            } catch (...) {
-            }
+            } catch (...) {}
         });
     }
     for_each_leaf(t, [](auto& leaf, std::size_t) { leaf.unregister_all(); });
@@ -210,8 +210,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
 /// briefly, then yield (it may be a descheduled kernel thread).
 inline void pause(int spins) noexcept {
     if (spins < defaults::waituntil::waituntil_drain_spins) cpu_relax();
-    else
-        this_thread::yield();
+    else this_thread::yield();
 }
 
 /// General-mode cleanup: unregister what is left, wait until every resource
@@ -327,10 +326,8 @@ template <class Tree, class Else>
 waituntil_result<Tree::leaves> run_statement(Tree& t, Else* otherwise, std::size_t rotation) {
     // Every clause disabled: the statement does nothing (not even otherwise).
     if (t.eval() == tri::absent) return {};
-    if constexpr (Tree::has_and)
-        return run_general(t, otherwise, rotation);
-    else
-        return run_exclusive(t, otherwise, rotation);
+    if constexpr (Tree::has_and) return run_general(t, otherwise, rotation);
+    else return run_exclusive(t, otherwise, rotation);
 }
 
 }  // namespace detail::wu

@@ -145,7 +145,8 @@ public:
     int gowed() const noexcept { return el_.owes_increment() ? 1 : 0; }
     bool gsettled() const noexcept { return el_.settled(); }
     void grun_pending(std::exception_ptr& first, std::size_t) {
-        body_ran_ |= run_pending(res_.get(), el_, [&] { invoke_body(body_, res_.get()); }, first);
+        body_ran_ |= run_pending(
+            res_.get(), el_, [&] { invoke_body(body_, res_.get()); }, first);
     }
 
     void unregister_all() { el_.unregister_from(res_.get()); }
@@ -365,10 +366,8 @@ public:
         r_.add_guard(g);
     }
     tri eval() const noexcept {
-        if constexpr (And)
-            return tri_and(l_.eval(), r_.eval());
-        else
-            return tri_or(l_.eval(), r_.eval());
+        if constexpr (And) return tri_and(l_.eval(), r_.eval());
+        else return tri_or(l_.eval(), r_.eval());
     }
     /// Calls f(leaf, index) for each leaf in written order until f says stop.
     template <class F>
@@ -417,7 +416,9 @@ private:
 };
 
 template <class T>
-concept clause_tree = requires { std::remove_cvref_t<T>::is_waituntil_tree; };
+concept clause_tree = requires {
+    std::remove_cvref_t<T>::is_waituntil_tree;
+};
 
 /// Every node type of a clause tree is neither copyable nor movable, and
 /// every function taking a tree (`|`, `&`, `when`, `waituntil`) takes it by

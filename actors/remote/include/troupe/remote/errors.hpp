@@ -26,9 +26,11 @@ public:
 class remote_exception : public remote_error {
 public:
     remote_exception(int rank, std::string type, std::string message)
-        : remote_error("troupe::remote: the behaviour on rank " + std::to_string(rank) + " threw " + type + ": " +
-                       message),
-          rank_(rank), type_(std::move(type)), message_(std::move(message)) {}
+        : remote_error("troupe::remote: the behaviour on rank " + std::to_string(rank) + " threw " +
+                       type + ": " + message),
+          rank_(rank),
+          type_(std::move(type)),
+          message_(std::move(message)) {}
     /// The rank whose behaviour threw.
     int rank() const noexcept { return rank_; }
     /// The thrown exception's dynamic type ("std::out_of_range").

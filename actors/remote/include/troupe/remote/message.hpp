@@ -79,7 +79,8 @@ struct future_value<troupe::future<T>> {
 };
 /// R for a message derived from troupe::request<R>.
 template <class M>
-using reply_type = typename future_value<std::remove_cvref_t<decltype(std::declval<M&>().result())>>::type;
+using reply_type =
+    typename future_value<std::remove_cvref_t<decltype(std::declval<M&>().result())>>::type;
 
 struct cereal_io {
     writer_streambuf wsb;
@@ -112,7 +113,7 @@ void get_cereal(byte_reader& r, T& v) {
         throw truncated_payload(e.what());
     } catch (const std::length_error& e) {  // a garbage length prefix
         throw truncated_payload(e.what());
-    } catch (const std::bad_alloc&) {       // a huge garbage length prefix
+    } catch (const std::bad_alloc&) {  // a huge garbage length prefix
         throw truncated_payload("payload holds an impossible length");
     }
 }
@@ -120,28 +121,24 @@ void get_cereal(byte_reader& r, T& v) {
 /// One value: bytes if trivially copyable, else cereal.
 template <class T>
 void put(byte_writer& w, const T& v) {
-    if constexpr (std::is_trivially_copyable_v<T>)
-        w.bytes(&v, sizeof(T));
-    else
-        put_cereal(w, v);
+    if constexpr (std::is_trivially_copyable_v<T>) w.bytes(&v, sizeof(T));
+    else put_cereal(w, v);
 }
 template <class T>
 void get(byte_reader& r, T& v) {
-    if constexpr (std::is_trivially_copyable_v<T>)
-        r.bytes(&v, sizeof(T));
-    else
-        get_cereal(r, v);
+    if constexpr (std::is_trivially_copyable_v<T>) r.bytes(&v, sizeof(T));
+    else get_cereal(r, v);
 }
 
 template <class M>
-concept cereal_member = requires(M& m, cereal::BinaryOutputArchive& ar) { m.serialize(ar); };
+concept cereal_member = requires(M& m, cereal::BinaryOutputArchive& ar) {
+    m.serialize(ar);
+};
 
 template <class M>
 constexpr std::size_t base_size() noexcept {
-    if constexpr (is_request<M>)
-        return sizeof(troupe::request<reply_type<M>>);
-    else
-        return sizeof(troupe::message);
+    if constexpr (is_request<M>) return sizeof(troupe::request<reply_type<M>>);
+    else return sizeof(troupe::message);
 }
 
 }  // namespace detail
@@ -156,26 +153,26 @@ struct codec {
                   "TROUPE_REMOTE_MESSAGE(type, \"stable.name\", &type::member...) at global scope");
 
     static constexpr auto fields = message_traits<M>::fields;
-    static constexpr std::size_t field_count = std::tuple_size_v<std::remove_cv_t<decltype(fields)>>;
+    static constexpr std::size_t field_count =
+        std::tuple_size_v<std::remove_cv_t<decltype(fields)>>;
 
-    static_assert(field_count > 0 || detail::cereal_member<M> || sizeof(M) == detail::base_size<M>(),
-                  "troupe::remote: this message type has data members but TROUPE_REMOTE_MESSAGE lists "
-                  "none (list them: TROUPE_REMOTE_MESSAGE(type, \"name\", &type::a, &type::b)), or give it "
-                  "a cereal serialize member, or specialise troupe::remote::codec");
+    static_assert(
+        field_count > 0 || detail::cereal_member<M> || sizeof(M) == detail::base_size<M>(),
+        "troupe::remote: this message type has data members but TROUPE_REMOTE_MESSAGE lists "
+        "none (list them: TROUPE_REMOTE_MESSAGE(type, \"name\", &type::a, &type::b)), or give it "
+        "a cereal serialize member, or specialise troupe::remote::codec");
 
     /// Writes m's payload. Throws what cereal or the allocator throws.
     static void encode(const M& m, byte_writer& w) {
         if constexpr (field_count > 0)
             std::apply([&](auto... f) { (detail::put(w, m.*f), ...); }, fields);
-        else if constexpr (detail::cereal_member<M>)
-            detail::put_cereal(w, m);
+        else if constexpr (detail::cereal_member<M>) detail::put_cereal(w, m);
     }
     /// Reads m's payload (m default-constructed). Throws on a short payload.
     static void decode(M& m, byte_reader& r) {
         if constexpr (field_count > 0)
             std::apply([&](auto... f) { (detail::get(r, m.*f), ...); }, fields);
-        else if constexpr (detail::cereal_member<M>)
-            detail::get_cereal(r, m);
+        else if constexpr (detail::cereal_member<M>) detail::get_cereal(r, m);
     }
 };
 
@@ -185,13 +182,13 @@ struct codec {
 /// sends under the stable wire name NAME, transferring the listed members
 /// (`&M::member`, any number, possibly none). Use once per type, at global
 /// namespace scope.
-#define TROUPE_REMOTE_MESSAGE(M, NAME, ...)                                                        \
-    template <>                                                                                    \
-    struct troupe::remote::message_traits<M> {                                                     \
-        static constexpr std::string_view name = NAME;                                             \
-        static constexpr auto fields = std::make_tuple(__VA_ARGS__);                               \
-        static inline const bool registered =                                                      \
-            ::troupe::remote::detail::register_message_name(NAME, ::troupe::detail::type_name<M>()); \
+#define TROUPE_REMOTE_MESSAGE(M, NAME, ...)                                                    \
+    template <>                                                                                \
+    struct troupe::remote::message_traits<M> {                                                 \
+        static constexpr std::string_view name = NAME;                                         \
+        static constexpr auto fields = std::make_tuple(__VA_ARGS__);                           \
+        static inline const bool registered = ::troupe::remote::detail::register_message_name( \
+            NAME, ::troupe::detail::type_name<M>());                                           \
     }
 
 // The builtin poison pills work remotely too.

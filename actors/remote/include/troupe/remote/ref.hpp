@@ -16,8 +16,8 @@
 /// returns; its allocation action is not applied: it stays the sender's),
 /// and either posts the bytes to MPI from the calling thread (MPI_Isend,
 /// when nothing waits in the outbox for that rank) or queues them for the
-/// rank's progress engine: it never blocks on the network. Messages from one sender thread or actor to one remote actor
-/// arrive in send order (per-pair FIFO).
+/// rank's progress engine: it never blocks on the network. Messages from one sender thread or actor
+/// to one remote actor arrive in send order (per-pair FIFO).
 ///
 /// `ask(q)` returns q's own future, so it works exactly like a local
 /// request's: `get()` from any context, or a clause in `waituntil` with a
@@ -56,7 +56,8 @@ struct inbound final : M {
 };
 
 template <class M>
-inline constexpr bool poolable = !std::is_final_v<M> && alignof(M) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+inline constexpr bool poolable =
+    !std::is_final_v<M> && alignof(M) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
 template <class M>
 void mark_sent([[maybe_unused]] M& m) noexcept {
@@ -72,14 +73,14 @@ struct captured_error;
 
 template <class M>
 struct inbound_request final : M, pending_reply {
-    inbound_request(engine& e, int from, std::uint64_t token) : M(), pending_reply(e, from, token) {}
+    inbound_request(engine& e, int from, std::uint64_t token)
+        : M(), pending_reply(e, from, token) {}
     troupe::detail::future_base& reply_future() noexcept override { return this->result(); }
     void encode_value(byte_writer& w) override {
         if (failed_) throw captured_error(error_type_, error_what_);
         if constexpr (std::is_void_v<reply_type<M>>)
             this->result().get();  // rethrows the behaviour's exception
-        else
-            put(w, this->result().get());
+        else put(w, this->result().get());
     }
     void recycle() noexcept override { delete this; }
     std::string_view message_name() const noexcept override { return message_traits<M>::name; }
@@ -103,7 +104,8 @@ template <class M>
 void decode_all(M& m, byte_reader& r) {
     codec<M>::decode(m, r);
     if (r.left() != 0)
-        throw truncated_payload("payload has " + std::to_string(r.left()) + " byte(s) more than its type reads");
+        throw truncated_payload("payload has " + std::to_string(r.left()) +
+                                " byte(s) more than its type reads");
 }
 
 /// The trampoline of a request received from another rank: runs the
@@ -117,8 +119,7 @@ allocation request_dispatch(troupe::actor& target, troupe::message& m) {
     try {
         if constexpr (troupe::detail::member_receiver<A, M>)
             return self.receive(static_cast<M&>(q));
-        else
-            return receive(self, static_cast<M&>(q));
+        else return receive(self, static_cast<M&>(q));
     } catch (...) {
         if (!q.result().available()) {
             describe_current_exception(q.error_type_, q.error_what_);
@@ -135,10 +136,12 @@ template <class A, class M>
 void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
     A& a = static_cast<A&>(target);
     if constexpr (is_request<M>) {
-        static_assert(std::is_default_constructible_v<M>,
-                      "troupe::remote: a request received from another rank is default-constructed, then "
-                      "decoded; give it a default constructor");
-        static_assert(poolable<M>, "troupe::remote: remote requests must not be final or over-aligned");
+        static_assert(
+            std::is_default_constructible_v<M>,
+            "troupe::remote: a request received from another rank is default-constructed, then "
+            "decoded; give it a default constructor");
+        static_assert(poolable<M>,
+                      "troupe::remote: remote requests must not be final or over-aligned");
         auto* q = new inbound_request<M>(*d.eng, d.from, d.token);
         try {
             decode_all(static_cast<M&>(*q), payload);
@@ -148,16 +151,16 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
             throw;
         }
         watch(*d.eng, *q);
-        troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>, troupe::detail::names_of<A, M>);
+        troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>,
+                             troupe::detail::names_of<A, M>);
     } else {
-        static_assert(std::is_default_constructible_v<M>,
-                      "troupe::remote: a message received from another rank is default-constructed, then "
-                      "decoded; give it a default constructor");
+        static_assert(
+            std::is_default_constructible_v<M>,
+            "troupe::remote: a message received from another rank is default-constructed, then "
+            "decoded; give it a default constructor");
         M* m;
-        if constexpr (poolable<M>)
-            m = new inbound<M>();
-        else
-            m = new M();
+        if constexpr (poolable<M>) m = new inbound<M>();
+        else m = new M();
         try {
             decode_all(*m, payload);
         } catch (...) {
@@ -199,9 +202,11 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
         get(r, type);
         get(r, what);
         if (type == "troupe::remote::network_error")
-            q.reply_exception(std::make_exception_ptr(network_error(from, std::string{message_traits<M>::name}, what)));
+            q.reply_exception(std::make_exception_ptr(
+                network_error(from, std::string{message_traits<M>::name}, what)));
         else
-            q.reply_exception(std::make_exception_ptr(remote_exception(from, std::move(type), std::move(what))));
+            q.reply_exception(
+                std::make_exception_ptr(remote_exception(from, std::move(type), std::move(what))));
     }
 }
 
@@ -216,16 +221,16 @@ void complete(troupe::detail::request_tag& tag, frame_kind k, byte_reader& r, in
     } catch (const truncated_payload& e) {
         q.reply_exception(std::make_exception_ptr(network_error(
             from, std::string{message_traits<M>::name},
-            "troupe::remote: the reply to \"" + std::string{message_traits<M>::name} + "\" from rank " +
-                std::to_string(from) + " is malformed: " + e.what())));
+            "troupe::remote: the reply to \"" + std::string{message_traits<M>::name} +
+                "\" from rank " + std::to_string(from) + " is malformed: " + e.what())));
         throw;
     }
 }
 
-
 template <class A, class M>
 constexpr void check_send() {
-    static_assert(std::is_base_of_v<troupe::message, M>, "troupe::remote: only troupe::message types can be sent");
+    static_assert(std::is_base_of_v<troupe::message, M>,
+                  "troupe::remote: only troupe::message types can be sent");
     static_assert(troupe::detail::can_receive<A, M>,
                   "troupe: this actor type has no `allocation receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
@@ -269,7 +274,7 @@ public:
     /// threw. Usable in waituntil. `q` must stay alive (and not be reset)
     /// until the reply has arrived. Throws like send (strong guarantee).
     template <class M>
-        requires std::is_base_of_v<troupe::detail::request_tag, M>
+    requires std::is_base_of_v<troupe::detail::request_tag, M>
     auto& ask(M& q) const {
         detail::check_send<A, M>();
         (void)detail::pair_entry<A, M>::registered;
@@ -296,7 +301,8 @@ public:
     }
 
     /// For the library: a reference to actor `id` on `rank`.
-    remote_ref(detail::engine& e, int rank, std::uint64_t id) noexcept : eng_(&e), rank_(rank), id_(id) {}
+    remote_ref(detail::engine& e, int rank, std::uint64_t id) noexcept
+        : eng_(&e), rank_(rank), id_(id) {}
 
 private:
     template <class M>
@@ -316,12 +322,14 @@ private:
         detail::ship(e, rank_, b);
     }
     detail::engine& engine() const {
-        if (!eng_) throw std::logic_error("troupe::remote: send through an invalid remote_ref (not from a lookup)");
+        if (!eng_)
+            throw std::logic_error(
+                "troupe::remote: send through an invalid remote_ref (not from a lookup)");
         return *eng_;
     }
 
     template <class A2, class M>
-        requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
+    requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
     friend const remote_ref<A2>& operator|(const remote_ref<A2>& r, M&& m);
 
     detail::engine* eng_ = nullptr;
@@ -336,12 +344,13 @@ private:
 /// `new` is the sender's to delete). Temporaries are fine. Throws like
 /// send; strong guarantee.
 template <class A, class M>
-    requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
+requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
 const remote_ref<A>& operator|(const remote_ref<A>& r, M&& m) {
     using T = std::remove_cvref_t<M>;
     detail::check_send<A, T>();
-    static_assert(!detail::is_request<T>,
-                  "troupe::remote: send requests with ref.ask(q), which returns the reply's future");
+    static_assert(
+        !detail::is_request<T>,
+        "troupe::remote: send requests with ref.ask(q), which returns the reply's future");
     r.tell(static_cast<const T&>(m));
     return r;
 }

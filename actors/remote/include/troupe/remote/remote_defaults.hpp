@@ -10,8 +10,8 @@ namespace troupe::defaults::remote {
 
 using namespace std::chrono_literals;
 
-/// How long the engine keeps polling (MPI and its outboxes) after its last piece of work before it sleeps: keeps
-/// request/reply latency low under traffic without burning a core when idle.
+/// How long the engine keeps polling (MPI and its outboxes) after its last piece of work before it
+/// sleeps: keeps request/reply latency low under traffic without burning a core when idle.
 inline constexpr std::chrono::nanoseconds idle_spin = 200us;
 /// Then the first sleep between network polls of an idle engine ...
 inline constexpr std::chrono::nanoseconds first_poll = 50us;

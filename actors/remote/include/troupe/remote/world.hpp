@@ -92,7 +92,7 @@ public:
     /// The actor must stay alive while other ranks may send to it. Throws
     /// std::invalid_argument if the name is taken on this rank.
     template <class A>
-        requires std::derived_from<A, actor>
+    requires std::derived_from<A, actor>
     void publish(std::string_view name, A& a) {
         detail::publish(engine(), name, a, troupe::detail::type_name<A>());
     }
@@ -103,30 +103,29 @@ public:
     /// what is published there) or an actor of another type is (naming both
     /// types). Throws std::out_of_range for a bad rank. Never blocks.
     template <class A>
-        requires std::derived_from<A, actor>
-    std::shared_ptr<future<remote_ref<A>>> lookup_async(int rank, std::string_view name) {
+    requires std::derived_from<A, actor> std::shared_ptr<future<remote_ref<A>>> lookup_async(
+        int rank, std::string_view name) {
         auto f = std::make_shared<future<remote_ref<A>>>();
         std::string wanted{troupe::detail::type_name<A>()};
         std::string n{name};
         detail::engine& e = engine();
         detail::lookup(e, rank, name, [f, wanted, n, rank, &e](const detail::lookup_answer& a) {
             if (!a.found)
-                f->fulfil_exception(std::make_exception_ptr(lookup_error(not_found_text(rank, n, wanted, a))));
+                f->fulfil_exception(
+                    std::make_exception_ptr(lookup_error(not_found_text(rank, n, wanted, a))));
             else if (a.type != wanted)
                 f->fulfil_exception(std::make_exception_ptr(lookup_error(
-                    "troupe::remote: lookup<" + wanted + ">(" + std::to_string(rank) + ", \"" + n + "\"): rank " +
-                    std::to_string(rank) + " publishes \"" + n + "\" as an actor of type " + a.type +
-                    ", not the requested type " + wanted)));
-            else
-                f->fulfil(remote_ref<A>(e, rank, a.id));
+                    "troupe::remote: lookup<" + wanted + ">(" + std::to_string(rank) + ", \"" + n +
+                    "\"): rank " + std::to_string(rank) + " publishes \"" + n +
+                    "\" as an actor of type " + a.type + ", not the requested type " + wanted)));
+            else f->fulfil(remote_ref<A>(e, rank, a.id));
         });
         return f;
     }
     /// lookup_async(rank, name)->get(): parks the caller (any context) until
     /// the answer arrives; throws lookup_error as described there.
     template <class A>
-        requires std::derived_from<A, actor>
-    remote_ref<A> lookup(int rank, std::string_view name) {
+    requires std::derived_from<A, actor> remote_ref<A> lookup(int rank, std::string_view name) {
         return lookup_async<A>(rank, name)->get();
     }
 

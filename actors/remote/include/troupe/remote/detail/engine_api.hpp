@@ -27,8 +27,8 @@ class engine;
 /// grown).
 byte_buffer& scratch() noexcept;
 /// Starts a frame in `b` (cleared first): header and message name.
-void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key, std::uint64_t target,
-                 std::uint64_t token);
+void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key,
+                 std::uint64_t target, std::uint64_t token);
 /// Completes the frame started in `b`: sizes and padding.
 void end_frame(byte_buffer& b);
 /// Posts the frame in `b` to `rank` with MPI_Isend from the calling thread
@@ -41,7 +41,8 @@ void ship(engine& e, int rank, const byte_buffer& b);
 
 /// Completes a request on the asker's rank from its reply frame: decodes
 /// the value (or error) and fulfils the request's future.
-using ask_complete_fn = void (*)(troupe::detail::request_tag& q, frame_kind k, byte_reader& r, int from);
+using ask_complete_fn = void (*)(troupe::detail::request_tag& q, frame_kind k, byte_reader& r,
+                                 int from);
 /// Records an ask awaiting its reply; returns its id (the frame's token).
 std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn);
 /// Forgets an ask whose frame could not be shipped.
@@ -99,7 +100,8 @@ struct lookup_answer {
 };
 void publish(engine& e, std::string_view name, troupe::actor& a, std::string_view type);
 /// Sends a lookup of `name` to `rank`; `done` runs on the engine thread.
-void lookup(engine& e, int rank, std::string_view name, std::function<void(const lookup_answer&)> done);
+void lookup(engine& e, int rank, std::string_view name,
+            std::function<void(const lookup_answer&)> done);
 int engine_rank(const engine& e) noexcept;
 
 // ---------------------------------------------------------------- storage

@@ -20,12 +20,12 @@
 namespace troupe::remote::detail {
 
 enum class frame_kind : std::uint16_t {
-    tell = 1,         // a message for actor `target`
-    ask = 2,          // a request for actor `target`; reply to ask id `token`
-    reply_value = 3,  // the reply to ask id `target`; payload: the encoded value
-    reply_error = 4,  // the reply to ask id `target`; payload: type name, what()
-    lookup = 5,       // payload: the name looked up; reply to lookup id `token`
-    lookup_reply = 6, // to lookup id `target`; payload: found, id, type, names
+    tell = 1,          // a message for actor `target`
+    ask = 2,           // a request for actor `target`; reply to ask id `token`
+    reply_value = 3,   // the reply to ask id `target`; payload: the encoded value
+    reply_error = 4,   // the reply to ask id `target`; payload: type name, what()
+    lookup = 5,        // payload: the name looked up; reply to lookup id `token`
+    lookup_reply = 6,  // to lookup id `target`; payload: found, id, type, names
 };
 
 inline constexpr std::uint32_t frame_magic = 0x7470726fu;  // "tpro"
@@ -42,7 +42,9 @@ struct frame_header {
 };
 static_assert(sizeof(frame_header) == 40);
 
-constexpr std::uint32_t align8(std::size_t n) noexcept { return static_cast<std::uint32_t>((n + 7) & ~std::size_t{7}); }
+constexpr std::uint32_t align8(std::size_t n) noexcept {
+    return static_cast<std::uint32_t>((n + 7) & ~std::size_t{7});
+}
 
 /// FNV-1a: a stable 64-bit key for a message name (same on every rank).
 constexpr std::uint64_t name_key(std::string_view s) noexcept {
@@ -148,8 +150,8 @@ public:
     /// Copies the next `n` bytes to `out`; throws if fewer are left.
     void bytes(void* out, std::size_t n) {
         if (n > left_)
-            throw detail::truncated_payload("payload truncated: needed " + std::to_string(n) + " more byte(s), " +
-                                            std::to_string(left_) + " left");
+            throw detail::truncated_payload("payload truncated: needed " + std::to_string(n) +
+                                            " more byte(s), " + std::to_string(left_) + " left");
         if (n) std::memcpy(out, p_, n);
         p_ += n;
         left_ -= n;
