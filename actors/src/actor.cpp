@@ -195,22 +195,7 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
         w->send_from_behaviour(e);
     } else {
         mailbox& mb = *worker_access::box(a);
-        mb.lock.lock();
-        try {
-            mb.queue->push(e);  // strong: a failed growth leaves the queue as it was
-        } catch (...) {
-            mb.lock.unlock();
-            throw;
-        }
-        // Invariant: pending == queue->size() whenever the lock is free.
-        mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
-        // A worker that parks announces itself (idle_group::announce_idle),
-        // then checks its mailboxes under their locks: either it sees this
-        // envelope, or (its check preceded our lock) we see its announcement
-        // here and wake it.
-        const bool wake = mb.idle->any_sleeping();
-        mb.lock.unlock();
-        if (wake) [[unlikely]]
+        if (append_locked_and_check(mb, &e, 1)) [[unlikely]]
             mb.exec->wake_for_external_send(mb);
     }
 #if defined(TROUPE_STATISTICS)

@@ -36,19 +36,8 @@ worker::~worker() { delete local_; }
 
 // Hands n envelopes (in order) to mailbox d under one lock acquisition.
 void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) {
-    d.lock.lock();
-    try {
-        d.queue->append(e, n);  // strong: a failed growth appends nothing
-    } catch (...) {
-        d.lock.unlock();
-        throw;
-    }
-    // Invariant: pending == queue->size() whenever the lock is free.
-    d.pending.store(d.queue->size(), std::memory_order_relaxed);
-    // Same parking handshake as a direct send (see detail::send).
-    const bool wake = d.idle->any_sleeping();
-    d.lock.unlock();
-    if (wake) [[unlikely]]
+    // The parking handshake is append_locked_and_check's (mailbox.hpp).
+    if (append_locked_and_check(d, e, n)) [[unlikely]]
         wake_owner(d);
 }
 

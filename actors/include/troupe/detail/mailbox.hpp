@@ -41,6 +41,28 @@ struct alignas(64) mailbox {
     std::uint32_t index = 0;
 };
 
+/// Appends `e[0..n)` to `mb`'s queue under its lock, keeping the invariant
+/// pending == queue->size() whenever the lock is free. Strong: a failed
+/// growth appends nothing and rethrows (the lock released). Returns whether
+/// some worker was parked, read under the lock: a worker that parks
+/// announces itself (idle_group::announce_idle), then checks its mailboxes
+/// under their locks, so either it sees these envelopes or we see its
+/// announcement; on true the caller wakes one after this returns.
+inline bool append_locked_and_check(mailbox& mb, const envelope* e, std::uint32_t n) {
+    mb.lock.lock();
+    try {
+        if (n == 1) mb.queue->push(*e);
+        else mb.queue->append(e, n);
+    } catch (...) {
+        mb.lock.unlock();
+        throw;
+    }
+    mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
+    const bool wake = mb.idle->any_sleeping();
+    mb.lock.unlock();
+    return wake;
+}
+
 /// Wakes the worker owning `mb` if it is parked. Called by a send that saw
 /// parked workers.
 void wake_owner(mailbox& mb) noexcept;
