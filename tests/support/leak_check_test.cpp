@@ -48,12 +48,14 @@ TEST_CASE("leak_check counts blocks across threads: user threads on any processo
 
 TEST_CASE("leak_check fails the test whose guard ends with a block kept" *
           doctest::expected_failures(1)) {
+    leak_check::set_strict(true);
     leak_check lc;
     kept = std::make_unique<int>(42);
 }
 
 TEST_CASE("leak_check fails the test when a user thread keeps a block" *
           doctest::expected_failures(1)) {
+    leak_check::set_strict(true);
     troupe::cluster c{2};
     leak_check lc;
     troupe_test::run_in(c, [] { kept_by_thread = std::make_unique<int>(7); });
