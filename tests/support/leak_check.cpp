@@ -123,14 +123,7 @@ std::atomic<bool> strict_checks{[] {
 void leak_check::set_strict(bool strict) noexcept { strict_checks.store(strict); }
 
 leak_check::~leak_check() {
-    long n = leaked();
-    // Another kernel thread may still owe a free when the test body ends (a
-    // thread of the runtime finishing what it was handed): a leak is a count
-    // that stays off, so look again for up to a second before reporting.
-    for (int i = 0; n != 0 && i < 1000; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        n = leaked();
-    }
+    const long n = leaked();
     // A test that already failed (or is unwinding) may have left state
     // behind on its way out; its own failure is the report that matters.
     if (failed_assertions() != failures_ || std::uncaught_exceptions() > uncaught_) return;
