@@ -3,15 +3,18 @@
 //
 // Transitions ("store" releases L):
 //   fulfil     empty[|W] -> |L, store the value, pop every live waiter,
+//              store has_value|has_error|L, wake the select waiters,
 //              store has_value|has_error (W clear: the queue is empty)
 //   wait       empty[|W] -> |L, push, store empty|W; or (state set) store back
 //   reset      x -> x|L, throw if W, clear the value, store empty
 // Invariants:
-//   F1  the state changes from empty only in fulfil's final store, which is
-//       fulfil's last touch of *this: a thread that sees it may destroy the
-//       future (its waiters' nodes are on their own stacks);
+//   F1  fulfil's final store (L clear) is its last touch of *this; the
+//       destructor waits for L to be clear, so a thread that sees the state
+//       may destroy the future (its waiters' nodes are on their own stacks);
 //   F2  a plain waiter completes when its node is granted, after the
-//       fulfiller's last touch of the node (grant_list).
+//       fulfiller's last touch of the node (grant_list);
+//   F3  the state is published (with L still set) before any select waiter
+//       is woken: a waituntil clause body always sees available().
 #include "troupe/future.hpp"
 
 #include <stdexcept>
@@ -20,7 +23,10 @@
 namespace troupe::detail {
 
 future_base::~future_base() {
-    // F1: no lock needed to know fulfil is done with us.
+    // F1: a thread that saw the state (published under L, F3) may destroy
+    // us while fulfil still wakes select waiters; wait for its last touch.
+    queue_backoff b;
+    while (word_.load(std::memory_order_acquire) & queue_lock_bit) b.pause();
     if constexpr (checked_build) {
         if (word_.load(std::memory_order_acquire) & waiters_bit)
             report_destroyed_with_waiters("future", nullptr, this, waiting_.size());
@@ -36,7 +42,14 @@ bool future_base::publish_and_wake(std::uintptr_t new_state) noexcept {
     grant_list to_wake;
     while (select_node* n = waiting_.pop_claimed()) to_wake.add(*n);
     const bool any = to_wake.size() > 0;
-    unlock_queue(word_, new_state);  // F1: publishes the value; the last touch of *this
+    // F3: the state first (L still held), then the select waiters: a woken
+    // waituntil runs the clause body at once, and the body must see the
+    // future available.
+    if (to_wake.has_selects()) {
+        word_.store(new_state | queue_lock_bit, std::memory_order_release);
+        to_wake.wake_selects_locked();
+    }
+    unlock_queue(word_, new_state);  // F1: the last touch of *this
     to_wake.grant_all();
     return any;
 }

@@ -10,7 +10,10 @@
 //   S1  count > 0 implies the queue is empty (units go to waiters first, and
 //       a thread queues only when the count is 0, under L);
 //   S2  a plain waiter completes when its node is granted, after the
-//       releaser's last touch of the node (grant_list).
+//       releaser's last touch of the node (grant_list);
+//   S3  a select waiter is woken after the new count is in the word (with L
+//       still set), so its clause body never reads a count from before the
+//       release that completed its clause.
 #include "troupe/semaphore.hpp"
 
 namespace troupe {
@@ -77,7 +80,14 @@ void semaphore::release_slow(std::size_t n) noexcept {
     }
     // Only what no waiter took reaches the count (S1); W iff any still wait.
     const std::uintptr_t count = (w >> detail::payload_shift) + n;
-    detail::unlock_queue(word_, detail::with_waiters(count << detail::payload_shift, waiting_));
+    const std::uintptr_t next = detail::with_waiters(count << detail::payload_shift, waiting_);
+    // S3: the count is published (L still held) before a select waiter is
+    // woken, so a clause body reads the count this release left.
+    if (to_wake.has_selects()) {
+        word_.store(next | detail::queue_lock_bit, std::memory_order_release);
+        to_wake.wake_selects_locked();
+    }
+    detail::unlock_queue(word_, next);
     to_wake.grant_all();
 }
 

@@ -43,6 +43,12 @@
 ///    during cleanup if needed, also while the statement unwinds from an
 ///    exception (such a body's own exception is then dropped; outside
 ///    unwinding the first one propagates after every pending body ran).
+///  - A body runs only once its clause's operation is done and visible: a
+///    future clause's body sees `available()`, a lock clause's body holds
+///    the lock (`owned_by_caller()`), a semaphore clause's body sees the
+///    count its release left, a channel clause's body has the element (or,
+///    with `report_close`, sees `is_closed()`). Every resource publishes its
+///    new state before it wakes a waituntil waiter (docs/locks.md).
 ///  - A lock clause holds the lock exactly while its body runs.
 ///  - A closed channel makes its clause ready; the clause then throws as the
 ///    plain operation would, unless it is a `report_close` clause, whose

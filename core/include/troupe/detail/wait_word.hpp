@@ -87,28 +87,44 @@ void park_until(Done&& done, const char* kind, const char* name, const void* add
 }
 
 /// Waiters to wake after a multi-wake (semaphore release(n), future fulfil)
-/// releases L. Plain nodes are linked here and granted after L is released;
-/// select nodes (exclusive or general mode) are woken at once, under L,
-/// because their waiter's condition (its status word) is already true and
-/// only L keeps the node alive (unregister_select takes L).
+/// publishes its new payload. Three steps, in this order:
+///  1. add(n) under L, for each dequeued, won node whose operation is done;
+///  2. store the new payload with L still set, then wake_selects_locked():
+///     select nodes (exclusive or general mode) are woken now, under L,
+///     because only L keeps such a node alive (unregister_select takes L),
+///     and after the payload is visible, because a waituntil waiter that is
+///     awake runs the clause's body as soon as its wake is counted (a
+///     future's body must see available(), a semaphore's the new count);
+///  3. release L, then grant_all(): plain nodes are granted and unparked.
 class grant_list {
 public:
-    /// Under L, after `n` was dequeued, won (try_claim) and its operation done.
+    /// Step 1, under L: `n` was dequeued, won (try_claim) and its operation done.
     void add(select_node& n) noexcept {
         ++count_;
-        if (!n.is_plain()) {
-            n.wake();
-            return;
-        }
-        to_grant_.push_back(n);
+        selects_ += n.is_plain() ? 0 : 1;
+        nodes_.push_back(n);
     }
-    /// How many nodes were added (woken or to grant).
+    /// How many nodes were added.
     std::size_t size() const noexcept { return count_; }
-    /// After L is released: grants and unparks each plain node in FIFO
-    /// order. The node is unlinked and its waiter read before the grant,
-    /// which is the last touch of the node.
+    /// Whether step 2 has anything to do (else the early store is skipped).
+    bool has_selects() const noexcept { return selects_ > 0; }
+    /// Step 2, under L, after the word holds the new payload: wakes every
+    /// select node (unlinked first: wake() may be the last touch).
+    void wake_selects_locked() noexcept {
+        for (select_node* n = nodes_.front(); n != nullptr;) {
+            select_node* const next = node_queue::next_of(*n);
+            if (!n->is_plain()) {
+                nodes_.remove(*n);
+                n->wake();
+            }
+            n = next;
+        }
+    }
+    /// Step 3, after L is released: grants and unparks each plain node in
+    /// FIFO order. The node is unlinked and its waiter read before the
+    /// grant, which is the last touch of the node.
     void grant_all() noexcept {
-        while (select_node* n = to_grant_.pop_front()) {
+        while (select_node* n = nodes_.pop_front()) {
             context& c = n->waiter();
             n->grant();
             unpark(c);
@@ -116,8 +132,9 @@ public:
     }
 
 private:
-    node_queue to_grant_;
+    node_queue nodes_;
     std::size_t count_ = 0;
+    std::size_t selects_ = 0;
 };
 
 }  // namespace troupe::detail
