@@ -291,7 +291,8 @@ public:
         detail::engine& e = engine();
         const std::uint64_t id = detail::register_ask(e, q, &detail::complete<M>);
         try {
-            detail::byte_buffer& b = detail::scratch();
+            detail::frame_buffer fb;  // the call's own: the encoder may park
+            detail::byte_buffer& b = fb.get();
             detail::begin_frame(b, detail::frame_kind::ask, message_traits<M>::name,
                                 detail::name_key(message_traits<M>::name), id_, id);
             byte_writer w{b};
@@ -322,7 +323,8 @@ private:
         // never handed to any send).
         detail::mark_sent(const_cast<M&>(m));
         detail::engine& e = engine();
-        detail::byte_buffer& b = detail::scratch();
+        detail::frame_buffer fb;  // the call's own: the encoder may park
+        detail::byte_buffer& b = fb.get();
         detail::begin_frame(b, detail::frame_kind::tell, message_traits<M>::name,
                             detail::name_key(message_traits<M>::name), id_, 0);
         byte_writer w{b};

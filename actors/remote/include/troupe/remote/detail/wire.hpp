@@ -78,6 +78,7 @@ public:
     const char* data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
     bool empty() const noexcept { return size_ == 0; }
+    std::size_t capacity() const noexcept { return cap_; }
     void clear() noexcept { size_ = 0; }
     void swap(byte_buffer& o) noexcept {
         std::swap(data_, o.data_);
