@@ -131,6 +131,8 @@ public:
 
     /// Waits until every rank has called barrier (collective). Sleeps while
     /// waiting (MPI_Ibarrier polled with back-off), so it does not spin.
+    /// Says nothing about messages: one sent before it may still be in
+    /// flight or queued after it (ask the actor to know it was processed).
     void barrier();
 
     /// Collective: waits until every rank's actors of `sys` have finished
