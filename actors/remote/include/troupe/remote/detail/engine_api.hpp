@@ -56,14 +56,20 @@ private:
 /// Starts a frame in `b` (cleared first): header and message name.
 void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key,
                  std::uint64_t target, std::uint64_t token);
-/// Completes the frame started in `b`: sizes and padding.
+/// Completes the frame started in `b`: sizes and padding. Throws
+/// std::length_error (check_frame_size) for a frame over max_frame_size.
 void end_frame(byte_buffer& b);
+/// Throws std::length_error naming message `name`, the size and the limit
+/// if a frame of `bytes` bytes exceeds max_frame_size.
+void check_frame_size(std::size_t bytes, std::string_view name);
 /// Posts the frame in `b` to `rank` with MPI_Isend from the calling thread
 /// if nothing waits in that rank's outbox, else appends it to the outbox;
 /// wakes the engine if it sleeps. Never blocks beyond a short spinlock,
 /// taken without switching user threads (`b` may be the kernel thread's
 /// scratch buffer: see lock_no_switch in engine.cpp). Throws
-/// std::bad_alloc (strong: nothing queued) or std::out_of_range (bad rank).
+/// std::bad_alloc or std::length_error (the rank's unsent frames would
+/// exceed max_frame_size; strong: nothing queued) or std::out_of_range
+/// (bad rank).
 void ship(engine& e, int rank, const byte_buffer& b);
 
 /// Completes a request on the asker's rank from its reply frame: decodes

@@ -42,6 +42,11 @@ struct frame_header {
 };
 static_assert(sizeof(frame_header) == 40);
 
+/// The largest frame, and the largest batch of frames, sent as one MPI
+/// message: frame sizes are 32-bit and MPI counts are `int`, so INT_MAX
+/// rounded down to the 8-byte frame alignment (2 GiB - 8 bytes).
+inline constexpr std::size_t max_frame_size = 0x7ffffff8u;
+
 constexpr std::uint32_t align8(std::size_t n) noexcept {
     return static_cast<std::uint32_t>((n + 7) & ~std::size_t{7});
 }
