@@ -155,6 +155,9 @@ std::size_t actor_system::mailboxes() const noexcept { return impl_->mailbox_cou
 std::size_t actor_system::live_actors() const noexcept {
     return static_cast<std::size_t>(impl_->live());
 }
+void actor_system::report_waiting(std::chrono::nanoseconds waited) noexcept {
+    detail::report_stop_waiting(*impl_, waited);
+}
 std::size_t actor_system::parked_workers() const noexcept { return impl_->parked_workers(); }
 actor_statistics actor_system::statistics() const { return impl_->statistics(); }
 const executor_config& actor_system::config() const noexcept { return impl_->cfg; }

@@ -8,6 +8,10 @@
 #      the consumer built by one compiler command with an rpath.
 #   3. CMake: find_package(troupe REQUIRED COMPONENTS channels actors) and
 #      the imported targets troupe::channels, troupe::actors.
+# Each route also builds a troupe-remote program (src/remote.cpp:
+# dependency('troupe-remote'), pkg-config troupe-remote, CMake
+# COMPONENTS remote / troupe::remote) and runs it under mpirun -np 2, when
+# MPI and cereal are installed (else it says the remote routes are skipped).
 # The installed build (routes 2 and 3) is configured -Dtopology=disabled:
 # a user of channels and actors then needs no hwloc, and neither the .pc
 # files nor the CMake package may name it (route 1 keeps the default).
@@ -40,7 +44,16 @@ copy_troupe() {
     (cd "$root" && tar --exclude=./build --exclude=./.git -cf - .) | tar -xf - -C "$1"
   fi
 }
-cp -r "$here/src" "$here/meson" "$here/cmake" "$tmp/"
+cp -r "$here/src" "$here/meson" "$here/cmake" "$here/meson-remote" "$here/cmake-remote" "$tmp/"
+# The remote routes need MPI (mpicxx, mpirun) and cereal.
+have_remote=false
+if command -v mpicxx >/dev/null && command -v mpirun >/dev/null &&
+   echo '#include <cereal/cereal.hpp>' | "$cxx" -x c++ -fsyntax-only - 2>/dev/null; then
+  have_remote=true
+else
+  echo "-- consumers: remote routes skipped: MPI or cereal not installed (scripts/deps.sh installs them)"
+fi
+mpirun2() { mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$@"; }
 
 step "1/3 Meson subproject (wrap + [provide], dependency('troupe-channels'))"
 copy_troupe "$tmp/meson/subprojects/troupe"
@@ -55,6 +68,17 @@ tests=$(meson test -C "$tmp/meson/build" --list 2>/dev/null || true)
   fail "troupe's examples are built when troupe is a subproject"
 [ ! -e "$tmp/meson/build/subprojects/troupe/actors" ] ||
   fail "the subproject built a module the consumer did not ask for"
+
+if $have_remote; then
+  step "1/3 Meson subproject, remote (dependency('troupe-remote'))"
+  copy_troupe "$tmp/meson-remote/subprojects/troupe"
+  meson setup "$tmp/meson-remote/build" "$tmp/meson-remote" -Dtroupe:modules=actors \
+    -Dtroupe:remote=enabled >"$tmp/sub-remote.log" 2>&1 ||
+    { cat "$tmp/sub-remote.log"; fail "meson setup of the remote subproject consumer"; }
+  ninja -C "$tmp/meson-remote/build" >>"$tmp/sub-remote.log" 2>&1 ||
+    { cat "$tmp/sub-remote.log"; fail "remote subproject build"; }
+  mpirun2 "$tmp/meson-remote/build/consumer" || fail "the remote subproject consumer"
+fi
 
 step "2/3 pkg-config after meson install into a prefix"
 prefix=$tmp/prefix
@@ -86,11 +110,28 @@ PKG_CONFIG_PATH=$pcdir "$cxx" -std=c++20 "$tmp/src/channels_actors.cpp" -o "$tmp
   -Wl,-rpath,"$libdir" || fail "pkg-config consumer build"
 "$tmp/pc-consumer"
 
+if $have_remote; then
+  [ -f "$pcdir/troupe-remote.pc" ] || fail "troupe-remote.pc not installed (MPI and cereal are here)"
+  # shellcheck disable=SC2046
+  PKG_CONFIG_PATH=$pcdir "$cxx" -std=c++20 "$tmp/src/remote.cpp" -o "$tmp/pc-remote" \
+    $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs troupe-remote) \
+    -Wl,-rpath,"$libdir" || fail "pkg-config remote consumer build"
+  mpirun2 "$tmp/pc-remote" || fail "the pkg-config remote consumer"
+fi
+
 step "3/3 CMake find_package(troupe REQUIRED COMPONENTS channels actors)"
 cmake -S "$tmp/cmake" -B "$tmp/cmake/build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE=Release >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake configure"; }
 cmake --build "$tmp/cmake/build" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake build"; }
 "$tmp/cmake/build/consumer"
+if $have_remote; then
+  cmake -S "$tmp/cmake-remote" -B "$tmp/cmake-remote/build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release >"$tmp/cmake-remote.log" 2>&1 ||
+    { cat "$tmp/cmake-remote.log"; fail "cmake configure (COMPONENTS remote)"; }
+  cmake --build "$tmp/cmake-remote/build" >>"$tmp/cmake-remote.log" 2>&1 ||
+    { cat "$tmp/cmake-remote.log"; fail "cmake build (troupe::remote)"; }
+  mpirun2 "$tmp/cmake-remote/build/consumer" || fail "the CMake remote consumer"
+fi
 # A component this install lacks must fail find_package with a message.
 mkdir -p "$tmp/cmake-missing"
 printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(p CXX)' \

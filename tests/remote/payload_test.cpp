@@ -4,6 +4,8 @@
 // cannot receive. Each is a clear error naming the rank and the type, and
 // the receiving rank carries on.
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "remote_fixture.hpp"
 
@@ -165,5 +167,24 @@ TEST_CASE("bad input from the network is a clear error naming rank and type") {
     for (auto& s : errs) {
         CAPTURE(s);
         CHECK(s.find(here) != std::string::npos);
+    }
+}
+
+// Frames carry 32-bit sizes and go out as one MPI message with an int
+// count: 2 GiB and more is refused with a clear error, by the size check
+// end_frame makes before computing the 32-bit fields (tested directly: no
+// 2 GiB allocation).
+TEST_CASE("frames of 2 GiB and more are refused with a clear error") {
+    namespace d = troupe::remote::detail;
+    CHECK_NOTHROW(d::check_frame_size(d::max_frame_size, "test.ok"));
+    CHECK_THROWS_AS(d::check_frame_size(d::max_frame_size + 1, "test.big"), std::length_error);
+    try {
+        d::check_frame_size(std::size_t{1} << 32, "test.big");
+        FAIL("expected std::length_error");
+    } catch (const std::length_error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("\"test.big\"") != std::string::npos);
+        CHECK(what.find("4294967296 bytes") != std::string::npos);
+        CHECK(what.find("32-bit") != std::string::npos);
     }
 }

@@ -1,6 +1,8 @@
 // Collective termination: stop() called while messages are still in flight
 // between ranks waits for all of them (and the actors they create work for),
 // and a forgotten poison pill is reported per rank by stop_for.
+#include <utility>
+
 #include "remote_fixture.hpp"
 
 namespace remote = troupe::remote;
@@ -82,4 +84,29 @@ TEST_CASE("a forgotten poison pill is reported per rank") {
     } else {
         CHECK(rep.local.finished);
     }
+}
+
+TEST_CASE("a waiting stop reports periodically (the hook may send the pill)") {
+    auto& w = remote_test::world();
+    int reports = 0;
+    std::size_t live_seen = 0;
+    forgotten* f = nullptr;
+    troupe::executor_config cfg;
+    cfg.workers = 1;
+    cfg.stop_report_period = std::chrono::milliseconds(20);
+    // Called by world.stop between its rounds, on this thread: the report
+    // names the survivor, and sending its pill lets the stop finish.
+    cfg.on_stop_report = [&](const troupe::stop_report& r) {
+        ++reports;
+        live_seen = r.live_actors;
+        if (f) *std::exchange(f, nullptr) | troupe::delete_msg;
+    };
+    troupe::actor_system sys{cfg};
+    f = new forgotten(sys);
+    hop h;
+    *f | h;
+    auto rep = w.stop_for(sys, std::chrono::seconds(30));
+    CHECK(rep.finished);
+    CHECK(reports >= 1);
+    CHECK(live_seen == 1);
 }

@@ -113,6 +113,13 @@ public:
     /// allocated; their storage is theirs to free.
     stop_report stop_for(std::chrono::nanoseconds limit);
 
+    /// Reports the actors alive now as a stop() that keeps waiting does (to
+    /// `executor_config::on_stop_report`, else one line on stderr), `waited`
+    /// being the wait so far: for stops built on this one
+    /// (troupe::remote::world::stop). Takes each mailbox's lock briefly;
+    /// never throws.
+    void report_waiting(std::chrono::nanoseconds waited) noexcept;
+
     /// Whether stop() or stop_for() has completed.
     bool stopped() const noexcept;
     /// Number of workers (kernel threads, or user threads with

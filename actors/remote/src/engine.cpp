@@ -40,9 +40,20 @@ void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint6
     b.append(name.data(), name.size());
 }
 
+void check_frame_size(std::size_t bytes, std::string_view name) {
+    if (bytes > max_frame_size)
+        throw std::length_error(
+            "troupe::remote: message \"" + std::string{name} + "\" encodes to a frame of " +
+            std::to_string(bytes) + " bytes, over the limit of " + std::to_string(max_frame_size) +
+            " (frame sizes are 32-bit, MPI counts int); send it in smaller parts");
+}
+
 void end_frame(byte_buffer& b) {
     frame_header h;
     std::memcpy(&h, b.data(), sizeof h);
+    // Before the 32-bit fields below are computed (padded size, in size_t).
+    check_frame_size((b.size() + 7) & ~std::size_t{7},
+                     std::string_view{b.data() + sizeof h, h.name_len});
     h.payload_len = static_cast<std::uint32_t>(b.size() - sizeof h - h.name_len);
     const std::uint32_t total = align8(b.size());
     if (total > b.size()) b.grow(total - b.size());
@@ -193,6 +204,14 @@ void engine::ship(int to, const byte_buffer& frame) {
             wake();
             return;
         }
+    }
+    if (o.buf.size() + frame.size() > max_frame_size) {  // one batch is one MPI message
+        const std::size_t queued = o.buf.size();
+        o.lock.unlock();
+        throw std::length_error("troupe::remote: " + std::to_string(queued) +
+                                " bytes wait unsent for rank " + std::to_string(to) +
+                                "; this frame would take the batch over the " +
+                                std::to_string(max_frame_size) + "-byte limit of one MPI message");
     }
     try {
         o.buf.append(frame.data(), frame.size());

@@ -15,7 +15,7 @@ void wait_request(MPI_Request& r);
 
 namespace {
 
-enum : int { busy = 0, sent = 1, received = 2, give_up = 3, slots = 4 };
+enum : int { busy = 0, sent = 1, received = 2, give_up = 3, busy_ranks = 4, slots = 5 };
 
 // This rank's counts. Read order matters: work moves from "busy" (a live
 // actor, an unanswered request, a queued frame) to "sent" to "received",
@@ -26,6 +26,32 @@ void snapshot(detail::engine& e, actor_system& sys, std::uint64_t out[slots]) {
     out[busy] += e.busy_sending() ? 1 : 0;
     out[sent] = e.batches_sent.load(std::memory_order_seq_cst);
     out[received] = e.batches_received.load(std::memory_order_seq_cst);
+    out[busy_ranks] = out[busy] != 0 ? 1 : 0;
+}
+
+// stop still waiting after `waited`: this rank's survivors as
+// actor_system::stop reports them (if it has any), and on rank 0 one line
+// for the job.
+void report_waiting(actor_system& sys, int rank, const std::uint64_t global[slots],
+                    std::chrono::nanoseconds waited) {
+    if (sys.live_actors() != 0) {
+        if (!sys.config().on_stop_report) {  // the hook gets the report alone
+            std::fprintf(stderr, "troupe::remote: rank %d: its actors, below\n", rank);
+            std::fflush(stderr);
+        }
+        sys.report_waiting(waited);
+    }
+    if (rank != 0) return;
+    const std::uint64_t in_flight =
+        global[sent] >= global[received] ? global[sent] - global[received] : 0;
+    std::fprintf(stderr,
+                 "troupe::remote: rank 0: world stop still waiting after %.1f s: %llu rank(s) "
+                 "busy (live actors, unanswered requests or unsent frames), %llu batch(es) in "
+                 "flight\n",
+                 std::chrono::duration<double>(waited).count(),
+                 static_cast<unsigned long long>(global[busy_ranks]),
+                 static_cast<unsigned long long>(in_flight));
+    std::fflush(stderr);
 }
 
 }  // namespace
@@ -36,6 +62,10 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
     std::uint64_t before[slots] = {};
     bool before_quiet = false;
     auto poll = defaults::remote::collective_first_poll;
+    // Never silent, as actor_system::stop: a report after each period.
+    const std::chrono::nanoseconds period = sys.config().stop_report_period;
+    auto next_report =
+        period.count() > 0 ? start + period : std::chrono::steady_clock::time_point::max();
     for (;;) {
         std::uint64_t local[slots], global[slots];
         snapshot(e, sys, local);
@@ -59,6 +89,11 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
             std::fprintf(stderr, "troupe::remote: rank %d: stop gave up: %s\n", rank_,
                          rep.to_string().c_str());
             return rep;
+        }
+        // Each rank by its own clock (about the same time everywhere).
+        if (const auto now = std::chrono::steady_clock::now(); now >= next_report) {
+            report_waiting(sys, rank_, global, now - start);
+            next_report = now + period;
         }
         std::copy(global, global + slots, before);
         before_quiet = quiet;

@@ -88,16 +88,39 @@ struct cereal_io {
     std::ostream os{&wsb};
     std::istream is{&rsb};
 };
+/// The calling kernel thread's streams, for decoding (on the engine thread,
+/// an OS thread: no other sender shares it).
 inline cereal_io& tls_cereal() {
     thread_local cereal_io io;
     return io;
 }
 
+/// A stream set from the calling kernel thread's spare list (or a new one).
+/// Throws std::bad_alloc.
+cereal_io* take_cereal_io();
+/// Returns it to the calling kernel thread's spare list (or frees it).
+void give_cereal_io(cereal_io* io) noexcept;
+
+/// The streams one encoding owns: a `serialize` may park, and another
+/// sender on this kernel thread must not redirect them meanwhile (nor may
+/// the encoding, resumed on another kernel thread, share that one's).
+class cereal_lease {
+public:
+    cereal_lease() : io_(take_cereal_io()) {}
+    ~cereal_lease() { give_cereal_io(io_); }
+    cereal_lease(const cereal_lease&) = delete;
+    cereal_lease& operator=(const cereal_lease&) = delete;
+    cereal_io* operator->() const noexcept { return io_; }
+
+private:
+    cereal_io* io_;
+};
+
 template <class T>
 void put_cereal(byte_writer& w, const T& v) {
-    cereal_io& io = tls_cereal();
-    io.wsb.out = &w;
-    cereal::BinaryOutputArchive ar(io.os);
+    cereal_lease io;
+    io->wsb.out = &w;
+    cereal::BinaryOutputArchive ar(io->os);
     ar(v);
 }
 

@@ -109,24 +109,33 @@ void decode_all(M& m, byte_reader& r) {
 }
 
 /// The trampoline of a request received from another rank: runs the
-/// behaviour like troupe::detail::dispatch does for requests, but records an
-/// escaping exception's type and what() on the worker thread before failing
-/// the future with it.
+/// behaviour like troupe::detail::dispatch does for requests, with the same
+/// reply duty (request_scope). While the dispatcher owes the answer, an
+/// escaping exception's type and what() are recorded on the worker thread
+/// and the future is failed with it. Once the behaviour replied, forwarded
+/// the request or called defer(), the engine may already have shipped the
+/// reply and recycled the object (a later request of the same type is
+/// built at the same address): it is never touched again, and the exception
+/// goes to the actor system's behaviour-exception handler.
 template <class A, class M>
 allocation request_dispatch(troupe::actor& target, troupe::message& m) {
     A& self = static_cast<A&>(target);
-    auto& q = static_cast<inbound_request<M>&>(static_cast<M&>(m));
+    M& msg = static_cast<M&>(m);
+    troupe::detail::request_scope scope{&msg};
     try {
-        if constexpr (troupe::detail::member_receiver<A, M>)
-            return self.receive(static_cast<M&>(q));
-        else return receive(self, static_cast<M&>(q));
+        return troupe::detail::run_receive<A, M>(self, msg);
     } catch (...) {
-        if (!q.result().available()) {
+        if (scope.owes_reply()) {
+            // Nobody answered or took the request: it is alive (the engine
+            // watches its future) and its reply is ours to give.
+            scope.take();
+            auto& q = static_cast<inbound_request<M>&>(msg);
             describe_current_exception(q.error_type_, q.error_what_);
             q.failed_ = true;
             q.reply_exception(std::current_exception());
+            return Nodelete;
         }
-        return Nodelete;
+        return troupe::detail::behaviour_threw(target, troupe::detail::names_of<A, M>);
     }
 }
 
@@ -282,7 +291,8 @@ public:
         detail::engine& e = engine();
         const std::uint64_t id = detail::register_ask(e, q, &detail::complete<M>);
         try {
-            detail::byte_buffer& b = detail::scratch();
+            detail::frame_buffer fb;  // the call's own: the encoder may park
+            detail::byte_buffer& b = fb.get();
             detail::begin_frame(b, detail::frame_kind::ask, message_traits<M>::name,
                                 detail::name_key(message_traits<M>::name), id_, id);
             byte_writer w{b};
@@ -313,7 +323,8 @@ private:
         // never handed to any send).
         detail::mark_sent(const_cast<M&>(m));
         detail::engine& e = engine();
-        detail::byte_buffer& b = detail::scratch();
+        detail::frame_buffer fb;  // the call's own: the encoder may park
+        detail::byte_buffer& b = fb.get();
         detail::begin_frame(b, detail::frame_kind::tell, message_traits<M>::name,
                             detail::name_key(message_traits<M>::name), id_, 0);
         byte_writer w{b};

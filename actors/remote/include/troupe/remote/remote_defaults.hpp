@@ -32,6 +32,12 @@ inline constexpr bool direct_send = true;
 inline constexpr std::size_t max_in_flight = 64;
 /// Incoming batches received per pass before the engine turns to sending.
 inline constexpr int receives_per_pass = 64;
+/// Frame buffers (and cereal stream sets) each kernel thread keeps for
+/// reuse by sends: one per send in progress on it, so a few cover user
+/// threads whose encoders park. Buffers grown beyond `max_kept_frame_buffer`
+/// bytes are freed instead of kept.
+inline constexpr int spare_frame_buffers = 8;
+inline constexpr std::size_t max_kept_frame_buffer = std::size_t{1} << 20;
 /// Back-off of threads waiting in a collective (stop, barrier).
 inline constexpr std::chrono::nanoseconds collective_first_poll = 20us;
 inline constexpr std::chrono::nanoseconds collective_max_poll = 2ms;

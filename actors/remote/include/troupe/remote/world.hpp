@@ -131,14 +131,20 @@ public:
 
     /// Waits until every rank has called barrier (collective). Sleeps while
     /// waiting (MPI_Ibarrier polled with back-off), so it does not spin.
+    /// Says nothing about messages: one sent before it may still be in
+    /// flight or queued after it (ask the actor to know it was processed).
     void barrier();
 
     /// Collective: waits until every rank's actors of `sys` have finished
     /// and no remote message is in flight anywhere (repeated global sums of
     /// sent and received messages until two consecutive rounds agree and
     /// balance), then stops `sys`. Sleeps while waiting. Blocks forever on a
-    /// forgotten poison pill, like actor_system::stop; use stop_for to bound
-    /// it.
+    /// forgotten poison pill, like actor_system::stop, but never silently:
+    /// after each `sys.config().stop_report_period` (default 10 s; zero:
+    /// never) every rank with live actors reports them as actor_system::stop
+    /// does (to `on_stop_report`, which may send poison pills, else stderr)
+    /// and rank 0 prints how many ranks are busy and how many batches are in
+    /// flight. Use stop_for to bound it.
     void stop(actor_system& sys);
     /// stop(default_actor_system()).
     void stop();

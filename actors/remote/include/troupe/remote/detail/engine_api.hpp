@@ -23,20 +23,53 @@ class engine;
 
 // ---------------------------------------------------------------- sending
 
-/// The calling thread's frame scratch buffer (reused: no allocation once
-/// grown).
+/// The calling kernel thread's frame scratch buffer (reused: no allocation
+/// once grown). Only for frames built without running user code (lookups,
+/// the engine thread): a user thread that switches out while its frame is
+/// in it lets another one on the same kernel thread overwrite it.
 byte_buffer& scratch() noexcept;
+
+/// A buffer from the calling kernel thread's spare list (empty if none is
+/// left: it then allocates as it grows). Never blocks.
+byte_buffer take_frame_buffer() noexcept;
+/// Returns a buffer to the calling kernel thread's spare list (or frees it).
+void give_frame_buffer(byte_buffer&& b) noexcept;
+
+/// The buffer one send or ask builds its frame in, owned by the call. A
+/// message's encoder is user code and may park (a codec or a cereal
+/// `serialize` taking a troupe lock): the frame must survive another user
+/// thread sending from the same kernel thread meanwhile, and the call may
+/// resume on another kernel thread. Taken from and returned to a small
+/// per-kernel-thread cache (out-of-line calls, so no thread-local address is
+/// kept across a switch): no allocation once warm.
+class frame_buffer {
+public:
+    frame_buffer() noexcept : b_(take_frame_buffer()) {}
+    ~frame_buffer() { give_frame_buffer(std::move(b_)); }
+    frame_buffer(const frame_buffer&) = delete;
+    frame_buffer& operator=(const frame_buffer&) = delete;
+    byte_buffer& get() noexcept { return b_; }
+
+private:
+    byte_buffer b_;
+};
 /// Starts a frame in `b` (cleared first): header and message name.
 void begin_frame(byte_buffer& b, frame_kind k, std::string_view name, std::uint64_t key,
                  std::uint64_t target, std::uint64_t token);
-/// Completes the frame started in `b`: sizes and padding.
+/// Completes the frame started in `b`: sizes and padding. Throws
+/// std::length_error (check_frame_size) for a frame over max_frame_size.
 void end_frame(byte_buffer& b);
+/// Throws std::length_error naming message `name`, the size and the limit
+/// if a frame of `bytes` bytes exceeds max_frame_size.
+void check_frame_size(std::size_t bytes, std::string_view name);
 /// Posts the frame in `b` to `rank` with MPI_Isend from the calling thread
 /// if nothing waits in that rank's outbox, else appends it to the outbox;
 /// wakes the engine if it sleeps. Never blocks beyond a short spinlock,
-/// taken without switching user threads (`b` is the kernel thread's
+/// taken without switching user threads (`b` may be the kernel thread's
 /// scratch buffer: see lock_no_switch in engine.cpp). Throws
-/// std::bad_alloc (strong: nothing queued) or std::out_of_range (bad rank).
+/// std::bad_alloc or std::length_error (the rank's unsent frames would
+/// exceed max_frame_size; strong: nothing queued) or std::out_of_range
+/// (bad rank).
 void ship(engine& e, int rank, const byte_buffer& b);
 
 /// Completes a request on the asker's rank from its reply frame: decodes

@@ -42,6 +42,11 @@ struct frame_header {
 };
 static_assert(sizeof(frame_header) == 40);
 
+/// The largest frame, and the largest batch of frames, sent as one MPI
+/// message: frame sizes are 32-bit and MPI counts are `int`, so INT_MAX
+/// rounded down to the 8-byte frame alignment (2 GiB - 8 bytes).
+inline constexpr std::size_t max_frame_size = 0x7ffffff8u;
+
 constexpr std::uint32_t align8(std::size_t n) noexcept {
     return static_cast<std::uint32_t>((n + 7) & ~std::size_t{7});
 }
@@ -78,6 +83,7 @@ public:
     const char* data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
     bool empty() const noexcept { return size_ == 0; }
+    std::size_t capacity() const noexcept { return cap_; }
     void clear() noexcept { size_ = 0; }
     void swap(byte_buffer& o) noexcept {
         std::swap(data_, o.data_);
