@@ -36,6 +36,9 @@ std::int64_t clock_ns() noexcept {
 // frame of a user thread switched out on it; the pass's frames go to the
 // token holder's buffer instead.
 thread_local byte_buffer* pass_buffer = nullptr;
+// The engine whose thread this is: it polls in its own loop, and its own
+// park() spin must not count as another thread polling.
+thread_local const engine* engine_thread = nullptr;
 }  // namespace
 
 byte_buffer& scratch() noexcept {
@@ -163,6 +166,7 @@ engine::engine(int r, int n, world_options options)
     std::promise<void> started;
     thread_ = std::thread([this, &started] {
         ctx_ = &this_context();
+        engine_thread = this;
         started.set_value();
         run();
     });
@@ -487,6 +491,7 @@ bool engine::try_progress() noexcept {
 
 bool engine::poll_hook(void* self) noexcept {
     auto* e = static_cast<engine*>(self);
+    if (engine_thread == e) return false;  // the engine's own park() spin
     // The heartbeat, whether or not we get the token (its holder polls
     // anyway): while it moves, the engine thread keeps out of the way.
     e->external_polls_.fetch_add(1, std::memory_order_relaxed);
@@ -495,6 +500,7 @@ bool engine::poll_hook(void* self) noexcept {
 
 void engine::sleeping_hook(void* self) noexcept {
     auto* e = static_cast<engine*>(self);
+    if (engine_thread == e) return;
     // Dekker with delegated_sleep: we bump the count, then read the word;
     // the engine sets the word, then rereads the count. Either it sees our
     // bump and does not sleep, or we see it asleep and wake it.
