@@ -8,6 +8,7 @@
 #include "troupe/config.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/idle_poll.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
 
@@ -207,6 +208,13 @@ void worker::loop() {
             exec.notify_if_done();
         }
         if (exec.shutdown.load(std::memory_order_acquire)) break;
+        // An idle poller (troupe/detail/idle_poll.hpp, e.g. troupe-remote's
+        // MPI progress) that found work may have delivered to our mailboxes:
+        // scan again, and spin a whole idle period from now (spin-down).
+        if (poll_idle()) {
+            idle = 0;
+            continue;
+        }
         ++idle;
         if (exec.stealing && idle == next_steal) {
             if (try_steal()) {
@@ -354,6 +362,7 @@ bool worker::park_idle() noexcept {
         exec.notify_if_done();  // the announcement's RMW ordered our counts before this
         if (!exec.shutdown.load(std::memory_order_seq_cst)) {
             count(stats.parks);
+            idle_sleeping();  // the idle pollers' last word before we stop polling
             // (A user-thread worker parks its user thread in either call,
             // idle_group::bind_context.)
             if (exec.stealing && another_in_batch()) {

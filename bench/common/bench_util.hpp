@@ -11,6 +11,7 @@
 // twins link nothing but their own system.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace bench {
 
@@ -136,6 +138,26 @@ inline void result(const char* name, const char* system, const char* metric, dou
     std::printf("RESULT bench=%s system=%s metric=%s value=%.6g%s%s\n", name, system, metric, value,
                 params.empty() ? "" : " ", params.c_str());
     std::fflush(stdout);
+}
+
+/// Prints the latency lines of one request/reply benchmark from its
+/// per-operation samples (nanoseconds): bench=<name> (the mean), <name>_p50
+/// and <name>_p99 (nearest-rank percentiles), all metric=ns_per_op.
+inline void latency_results(const char* name, const char* system, std::vector<double> ns,
+                            const std::string& params = "") {
+    if (ns.empty()) return;
+    std::sort(ns.begin(), ns.end());
+    double sum = 0;
+    for (double v : ns) sum += v;
+    const auto at = [&](double q) {
+        const std::size_t i =
+            static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1) + 0.5);
+        return ns[std::min(i, ns.size() - 1)];
+    };
+    const std::string n = name;
+    result(name, system, "ns_per_op", sum / static_cast<double>(ns.size()), params);
+    result((n + "_p50").c_str(), system, "ns_per_op", at(0.50), params);
+    result((n + "_p99").c_str(), system, "ns_per_op", at(0.99), params);
 }
 
 /// Stops the program with a message on stderr (never on stdout, which the

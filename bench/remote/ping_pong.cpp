@@ -1,8 +1,13 @@
 // Remote ping-pong: an actor on rank 0 and one on rank 1 bounce a small
-// message; the time per round trip. Run: mpirun -np 2 remote_ping_pong --n=N
+// message; the time per round trip (remote_ping_pong). Then rank 0's main
+// thread asks an actor on rank 1 `asks` times, one at a time, as a user
+// would: mean, median and 99th percentile of the ask round trip
+// (remote_ask, remote_ask_p50, remote_ask_p99).
+// Run: mpirun -np 2 remote_ping_pong --n=N [--asks=M] (M defaults to N/5)
 // Twins: bench/peers/mpi/ping_pong.cpp (raw MPI, the transport's limit) and
 // bench/peers/caf/remote_ping_pong.cpp (CAF 0.17 middleman over loopback).
 #include <chrono>
+#include <vector>
 
 #include "../common/bench_util.hpp"
 #include "troupe/actors.hpp"
@@ -12,6 +17,18 @@ struct ball : troupe::message {
     long n = 0;
 };
 TROUPE_REMOTE_MESSAGE(ball, "bench.ping_pong.ball", &ball::n);
+
+struct echo : troupe::request<long> {
+    long v = 0;
+};
+TROUPE_REMOTE_MESSAGE(echo, "bench.ping_pong.echo", &echo::v);
+
+struct server : troupe::actor {
+    troupe::allocation receive(echo& q) {
+        q.reply(q.v + 1);
+        return troupe::Nodelete;
+    }
+};
 
 struct player : troupe::actor {
     troupe::remote::remote_ref<player> peer;
@@ -34,15 +51,19 @@ int main(int argc, char** argv) {
     troupe::remote::world w{argc, argv};
     if (w.size() != 2) bench::fail("run with mpirun -np 2");
     const long n = bench::option(argc, argv, "n", 100000);
+    const long asks = bench::option(argc, argv, "asks", std::max(n / 5, 1000L));
     troupe::actor_system sys{1};
     troupe::future<> done;
     player me;
     me.limit =
         2 * n - 1;  // rank 1 gets the even hits, rank 0 the odd: n round trips, the last to rank 0
     me.done = w.rank() == 0 ? &done : nullptr;
+    server srv;
     w.publish("player", me);
+    w.publish("server", srv);
     w.barrier();
     me.peer = w.lookup<player>(1 - w.rank(), "player");
+    const auto peer_srv = w.lookup<server>(1 - w.rank(), "server");
     w.barrier();
     if (w.rank() == 0) {
         const auto t0 = bench::clock::now();
@@ -52,5 +73,25 @@ int main(int argc, char** argv) {
         const double s = bench::seconds(t0, bench::clock::now());
         bench::result("remote_ping_pong", "troupe", "ns_per_op", s * 1e9 / double(n), "ranks=2");
     }
+    w.barrier();
+    if (w.rank() == 0) {
+        for (long i = 0; i < asks / 10; ++i) {  // warm-up
+            echo q;
+            q.v = i;
+            if (peer_srv.ask(q).get() != i + 1) bench::fail("wrong reply");
+        }
+        std::vector<double> ns(static_cast<std::size_t>(asks));
+        for (long i = 0; i < asks; ++i) {
+            echo q;
+            q.v = i;
+            const auto t0 = bench::clock::now();
+            const long r = peer_srv.ask(q).get();
+            ns[static_cast<std::size_t>(i)] = bench::seconds(t0, bench::clock::now()) * 1e9;
+            if (r != i + 1) bench::fail("wrong reply");
+        }
+        bench::latency_results("remote_ask", "troupe", ns, "ranks=2");
+    }
+    w.barrier();
+    srv | troupe::finished_msg;
     w.stop(sys);
 }

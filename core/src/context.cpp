@@ -15,6 +15,7 @@
 #include "troupe/defaults.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/idle_poll.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
@@ -88,6 +89,10 @@ bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
     }
     for (int i = 0; i < budget; ++i) {
         cpu_relax();
+        // An idle poller (troupe/detail/idle_poll.hpp) may be what brings
+        // our wake (troupe-remote: the reply to our own ask): receiving it
+        // here saves a hand-off to another thread and back.
+        poll_idle();
         if (try_consume()) {
             // Spinning paid: follow how long the wake took.
             self.spin_estimate = (3 * self.spin_estimate + i + 1) / 4;
@@ -296,8 +301,10 @@ void park() noexcept {
         }))
         return;
     // About to sleep: let the runtime owning this kernel thread react (it
-    // must not park; a wake it causes for us only banks a permit).
+    // must not park; a wake it causes for us only banks a permit), and the
+    // idle pollers know we stop polling.
     if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
+    detail::idle_sleeping();
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked,
                                              std::memory_order_acq_rel)) {

@@ -9,6 +9,7 @@
 #include "runtime.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/idle_poll.hpp"
 #include "troupe/topology.hpp"
 
 #if defined(TROUPE_TSAN)
@@ -249,13 +250,12 @@ fiber* processor::idle() noexcept {
     // our own). While we are counted, the wake rule wakes no one for queued
     // work: we will find it.
     g.start_spinning(idle_);
-    const std::int64_t start = now_ns();
+    std::int64_t start = now_ns();
     // Adaptive budget: twice the recent time-to-work, within [min, max];
     // spinning that finds nothing halves the estimate, so a processor on a
     // machine without spare cores soon parks at once.
     const std::int64_t floor = std::min<std::int64_t>(cfg.idle_spin_ns, 2000);
-    const std::int64_t budget =
-        std::clamp<std::int64_t>(2 * spin_estimate_ns_, floor, cfg.idle_spin_ns);
+    std::int64_t budget = std::clamp<std::int64_t>(2 * spin_estimate_ns_, floor, cfg.idle_spin_ns);
     for (unsigned i = 0;; ++i) {
         if (fiber* f = find_work(true)) {
             const std::int64_t took = now_ns() - start;
@@ -264,6 +264,14 @@ fiber* processor::idle() noexcept {
             return f;
         }
         if (retire_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) break;
+        // An idle poller (troupe/detail/idle_poll.hpp) that found work may
+        // have made a thread ready here: look again at once, and spin on
+        // for a whole budget from now (traffic is likely to go on).
+        if (poll_idle()) {
+            start = now_ns();
+            budget = cfg.idle_spin_ns;
+            continue;
+        }
         // Poll with pause only, never sched_yield: on a loaded machine a
         // yield hands this core to another process for a whole time slice,
         // and an OS thread of ours woken meanwhile (a channel consumer, a
@@ -287,6 +295,7 @@ fiber* processor::idle() noexcept {
 #if defined(TROUPE_STATISTICS)
         counters.sleeps.fetch_add(1, std::memory_order_relaxed);
 #endif
+        idle_sleeping();  // the idle pollers' last word before we stop polling
         if (handoff_pending_elsewhere()) {
             // A hand-off waits on a busy processor: it is not ours until
             // its grace passes, and its waker may keep computing. Sleep

@@ -1,5 +1,8 @@
 // The progress engine: one thread per rank that moves batches of frames
-// between ranks with non-blocking MPI and sleeps when there is nothing to do.
+// between ranks with non-blocking MPI, helped by idle processors and actor
+// workers (core's idle poller), and sleeps when there is nothing to do. The
+// policy (who polls when, and when nobody does) is in docs/remote.md,
+// "Progress".
 #include "engine.hpp"
 
 #include <cxxabi.h>
@@ -8,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <limits>
 #include <stdexcept>
 
 #include "troupe/detail/futex.hpp"
@@ -21,7 +25,24 @@ namespace cfg = troupe::defaults::remote;
 
 // ---------------------------------------------------------------- frames
 
+namespace {
+std::int64_t clock_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+// While this kernel thread runs a progress pass: the engine's frame buffer.
+// A pass may run on any idle thread, whose own scratch buffer may hold the
+// frame of a user thread switched out on it; the pass's frames go to the
+// token holder's buffer instead.
+thread_local byte_buffer* pass_buffer = nullptr;
+// The engine whose thread this is: it polls in its own loop, and its own
+// park() spin must not count as another thread polling.
+thread_local const engine* engine_thread = nullptr;
+}  // namespace
+
 byte_buffer& scratch() noexcept {
+    if (pass_buffer) return *pass_buffer;
     thread_local byte_buffer b;
     return b;
 }
@@ -145,9 +166,18 @@ engine::engine(int r, int n, world_options options)
       out_(new outbox[static_cast<std::size_t>(n)]) {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &collective);
+    // Idle processors and actor workers of this process poll for us
+    // (troupe/detail/idle_poll.hpp). Without the hook (the table is full)
+    // the engine thread alone polls: slower, still correct.
+    poller_ = troupe::detail::idle_poller{&engine::poll_hook, &engine::sleeping_hook, this};
+    try {
+        troupe::detail::add_idle_poller(poller_);
+        hooked_ = true;
+    } catch (...) {}
     std::promise<void> started;
     thread_ = std::thread([this, &started] {
         ctx_ = &this_context();
+        engine_thread = this;
         started.set_value();
         run();
     });
@@ -155,10 +185,13 @@ engine::engine(int r, int n, world_options options)
 }
 
 engine::~engine() {
+    // First: no idle thread runs a pass any more once this returns.
+    if (hooked_) troupe::detail::remove_idle_poller(poller_);
     quit_.store(true, std::memory_order_seq_cst);
     // Unconditional wake: the engine either sees quit_ before parking
     // (work_queued) or is parked and this increment brings the counter to 0.
     if (counter_.fetch_add(1, std::memory_order_seq_cst) + 1 == 0) unpark(*ctx_);
+    wake_delegated();  // or it sleeps while others poll: quit_ is set first
     thread_.join();
     for (int r = 0; r < size; ++r) {  // the world drained them; a direct send still owns its buffer
         outbox& o = out_[static_cast<std::size_t>(r)];
@@ -304,18 +337,23 @@ std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_
     ++s.generation;
     const std::uint64_t id = (std::uint64_t{s.generation} << 32) | (idx + 1);
     asks_lock_.unlock();
+    // Before the frame is shipped: the reply is polled for closely.
+    awaiting_.fetch_add(1, std::memory_order_seq_cst);
     return id;
 }
 
 void engine::cancel_ask(std::uint64_t id) noexcept {
     const std::uint32_t idx = static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
     asks_lock_.lock();
+    bool found = false;
     if (idx < asks_.size() && asks_[idx].generation == (id >> 32) && asks_[idx].q) {
         asks_[idx].q = nullptr;
         asks_[idx].next_free = free_ask_;
         free_ask_ = idx + 1;
+        found = true;
     }
     asks_lock_.unlock();
+    if (found) awaiting_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void engine::publish(std::string_view name, troupe::actor& a, std::string_view type) {
@@ -335,6 +373,7 @@ void engine::lookup(int to, std::string_view name, std::function<void(const look
         id = next_lookup_++;
         lookups_.emplace(id, std::move(done));
     }
+    awaiting_.fetch_add(1, std::memory_order_seq_cst);
     try {
         byte_buffer& b = scratch();
         begin_frame(b, frame_kind::lookup, "", 0, 0, id);
@@ -343,6 +382,7 @@ void engine::lookup(int to, std::string_view name, std::function<void(const look
         end_frame(b);
         ship(to, b);
     } catch (...) {
+        awaiting_.fetch_sub(1, std::memory_order_seq_cst);
         std::lock_guard g{lookups_mutex_};
         lookups_.erase(id);
         throw;
@@ -399,38 +439,115 @@ void engine::watch(pending_reply& p) {
 // ---------------------------------------------------------------- the thread
 
 void engine::run() noexcept {
-    using clock = std::chrono::steady_clock;
-    auto last_work = clock::now();
-    std::chrono::nanoseconds poll = cfg::first_poll;
+    std::chrono::nanoseconds poll = cfg::first_poll;    // cold back-off
+    std::chrono::nanoseconds watch = cfg::first_watch;  // delegated watchdog
+    std::uint64_t seen_polls = external_polls_.load(std::memory_order_relaxed);
+    std::int64_t seen_at = std::numeric_limits<std::int64_t>::min() / 2;  // polls last moved
     for (;;) {
-        if (progress()) {
-            last_work = clock::now();
+        // Before the heartbeat: a poller that stops after this is caught by
+        // delegated_sleep's recheck.
+        const std::uint64_t sleeps = poller_sleeps_.load(std::memory_order_seq_cst);
+        if (try_progress()) {
             poll = cfg::first_poll;
             continue;
         }
         // A direct send went out without us: what it asked for may come
-        // back soon, so poll closely again, as after our own work.
+        // back soon (a tell that starts a ping-pong): count it as activity.
         if (kicked_.load(std::memory_order_relaxed) &&
-            kicked_.exchange(false, std::memory_order_acq_rel)) {
-            last_work = clock::now();
-            poll = cfg::first_poll;
-        }
+            kicked_.exchange(false, std::memory_order_acq_rel))
+            last_activity_.store(clock_ns(), std::memory_order_relaxed);
         if (quit_.load(std::memory_order_acquire) && !busy_sending()) return;
-        if (clock::now() - last_work < cfg::idle_spin) {
-            // Keep polling for a while after the last piece of work (a reply
-            // is often on its way). (Yielding here instead was tried: on a
-            // loaded host a yielding thread waits a whole scheduling round,
-            // which cost milliseconds per hop.)
+        const std::int64_t now = clock_ns();
+        if (const std::uint64_t n = external_polls_.load(std::memory_order_relaxed);
+            n != seen_polls) {
+            seen_polls = n;
+            seen_at = now;
+        }
+        if (hot(now)) {
+            poll = cfg::first_poll;
+            if (now - seen_at < cfg::poller_fresh.count()) {
+                // Idle threads are polling: keep out of their way (on a
+                // machine with few cores a spinning engine takes the core
+                // that would run the reply's receiver). Woken when one of
+                // them stops; the watchdog only checks they are still there
+                // (a poller that went off to run a long behaviour).
+                if (delegated_sleep(watch, sleeps)) watch = cfg::first_watch;
+                else watch = std::min(watch * 2, cfg::max_watch);
+                continue;
+            }
+            // Nobody else polls: we do, without sleeping (the latency path).
+            watch = cfg::first_watch;
             troupe::detail::cpu_relax();
             continue;
         }
-        if (idle_sleep(poll)) {
-            last_work = clock::now();
-            poll = cfg::first_poll;
-        } else if (clock::now() - last_work >= cfg::warm_period) {
-            poll = std::min(poll * 2, cfg::max_poll);  // idle for a while: back off
-        }
+        // Cold: nothing awaited, the spin-down window has passed. Sleep
+        // with exponential back-off (an idle rank costs one look per
+        // max_poll); senders, replies to ship and quit wake us at once.
+        if (idle_sleep(poll)) poll = cfg::first_poll;
+        else poll = std::min(poll * 2, cfg::max_poll);
     }
+}
+
+bool engine::hot(std::int64_t now) const noexcept {
+    return awaiting_.load(std::memory_order_seq_cst) > 0 ||
+           direct_pending_.load(std::memory_order_relaxed) != 0 ||
+           flying_count_.load(std::memory_order_relaxed) != 0 ||
+           now - last_activity_.load(std::memory_order_relaxed) < cfg::idle_spin.count();
+}
+
+bool engine::try_progress() noexcept {
+    // Test first: idle threads poll all the time; only one at a time
+    // takes the line for writing.
+    if (token_.load(std::memory_order_relaxed) || token_.exchange(true, std::memory_order_acquire))
+        return false;
+    pass_buffer = &pbuf_;
+    const bool did = progress();
+    pass_buffer = nullptr;
+    if (did) last_activity_.store(clock_ns(), std::memory_order_relaxed);
+    token_.store(false, std::memory_order_release);
+    return did;
+}
+
+bool engine::poll_hook(void* self) noexcept {
+    auto* e = static_cast<engine*>(self);
+    if (engine_thread == e) return false;  // the engine's own park() spin
+    // The heartbeat, whether or not we get the token (its holder polls
+    // anyway): while it moves, the engine thread keeps out of the way.
+    e->external_polls_.fetch_add(1, std::memory_order_relaxed);
+    return e->try_progress();
+}
+
+void engine::sleeping_hook(void* self) noexcept {
+    auto* e = static_cast<engine*>(self);
+    if (engine_thread == e) return;
+    // Dekker with delegated_sleep: we bump the count, then read the word;
+    // the engine sets the word, then rereads the count. Either it sees our
+    // bump and does not sleep, or we see it asleep and wake it.
+    e->poller_sleeps_.fetch_add(1, std::memory_order_seq_cst);
+    e->wake_delegated();
+}
+
+void engine::wake_delegated() noexcept {
+    if (handover_.load(std::memory_order_seq_cst) == 1 &&
+        handover_.exchange(0, std::memory_order_seq_cst) == 1)
+        troupe::detail::futex_wake(handover_);
+}
+
+bool engine::delegated_sleep(std::chrono::nanoseconds watch, std::uint64_t sleeps_seen) noexcept {
+    handover_.store(1, std::memory_order_seq_cst);
+    // The other half of sleeping_hook's pair (and of quit: the destructor
+    // sets quit_, then wakes us).
+    if (poller_sleeps_.load(std::memory_order_seq_cst) != sleeps_seen ||
+        quit_.load(std::memory_order_seq_cst)) {
+        handover_.store(0, std::memory_order_seq_cst);
+        return true;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + watch;
+    while (handover_.load(std::memory_order_seq_cst) == 1 &&
+           std::chrono::steady_clock::now() < deadline)
+        troupe::detail::futex_wait_until(handover_, 1, deadline);
+    // 0: a waker cleared it (and wakes the futex: harmless now).
+    return handover_.exchange(0, std::memory_order_seq_cst) == 0;
 }
 
 bool engine::progress() {
@@ -460,7 +577,7 @@ bool engine::idle_sleep(std::chrono::nanoseconds d) {
     // and look again below, so dropping them loses nothing.
     int c = counter_.load(std::memory_order_relaxed);
     while (c > 0 && !counter_.compare_exchange_weak(c, 0, std::memory_order_acq_rel)) {}
-    if (progress()) return true;
+    if (try_progress()) return true;
     troupe::detail::timer_node t;
     t.deadline = troupe::detail::timer_node::clock::now() + d;
     t.arg = this;
@@ -747,6 +864,7 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
         free_ask_ = idx + 1;
     }
     asks_lock_.unlock();
+    if (q) awaiting_.fetch_sub(1, std::memory_order_seq_cst);
     if (!q) {
         report(from, std::string{name},
                "troupe::remote: rank " + std::to_string(rank) + " received a reply (" +
@@ -824,6 +942,7 @@ void engine::handle_lookup_reply(const frame_header& h, byte_reader& payload, in
         done = std::move(it->second);
         lookups_.erase(it);
     }
+    awaiting_.fetch_sub(1, std::memory_order_seq_cst);
     done(a);
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "troupe/context.hpp"
+#include "troupe/detail/idle_poll.hpp"
 #include "troupe/remote/detail/engine_api.hpp"
 #include "troupe/remote/world.hpp"
 #include "troupe/spinlock.hpp"
@@ -52,10 +53,10 @@ public:
 
     // Counters for termination: batches sent (counted when queued to MPI,
     // or looped back) and received (counted when parsed). Written by the
-    // engine thread only (and send_raw under raw_lock_), read by stop.
+    // progress token's holder (and direct senders, send_raw), read by stop.
     std::atomic<std::uint64_t> batches_sent{0}, batches_received{0};
     std::atomic<std::uint64_t> frames_sent{0}, frames_received{0};
-    // Requests received and not yet replied to (engine thread writes).
+    // Requests received and not yet replied to (the token holder writes).
     std::atomic<std::uint64_t> pending_replies{0};
     // Whether some outbox holds frames or a send is still in flight
     // (a snapshot taken under the outbox locks).
@@ -63,7 +64,7 @@ public:
     // Waits (sleeping) until the outboxes are empty and every send completed.
     void drain_sends();
 
-    // ---- engine thread
+    // ---- the progress token's holder
     void watch(pending_reply& p);
     context& waiter() noexcept { return *ctx_; }
     std::atomic<int>& park_counter() noexcept { return counter_; }
@@ -101,6 +102,20 @@ private:
     };
 
     void run() noexcept;
+    // One progress pass by whichever thread gets the progress token (the
+    // engine thread, or an idle processor or actor worker through the idle
+    // poller); false if nothing was done or another thread holds the token.
+    bool try_progress() noexcept;
+    // The progress policy (docs/remote.md, "Progress"): something must be
+    // polled closely now (an ask or lookup awaits its reply, a send is
+    // incomplete, or the last activity is within the spin-down window).
+    bool hot(std::int64_t now_ns) const noexcept;
+    // Sleeps while other threads poll for us, until one of them stops
+    // (sleeping_hook), quit, or `watch` passes; true if woken.
+    bool delegated_sleep(std::chrono::nanoseconds watch, std::uint64_t sleeps_seen) noexcept;
+    static bool poll_hook(void* self) noexcept;
+    static void sleeping_hook(void* self) noexcept;
+    void wake_delegated() noexcept;
     bool progress();
     bool receive();
     bool flush_outboxes();
@@ -137,13 +152,34 @@ private:
     std::atomic<int> direct_pending_{0};
     std::thread thread_;
 
-    // Engine thread only.
+    // ---- progress by any thread (docs/remote.md, "Progress")
+    // The progress token: whoever sets it runs a pass; the state below
+    // marked "token holder only" is touched by the holder alone (the
+    // exchange acquires, the clearing store releases it to the next one).
+    alignas(64) std::atomic<bool> token_{false};
+    // Polls by idle processors and actor workers (a heartbeat): the engine
+    // thread steps aside while it moves.
+    alignas(64) std::atomic<std::uint64_t> external_polls_{0};
+    // When a pass last did work (steady clock, ns): the spin-down window.
+    std::atomic<std::int64_t> last_activity_{0};
+    // Asks and lookups awaiting their replies.
+    std::atomic<int> awaiting_{0};
+    // 1 while the engine sleeps in delegated_sleep (futex word); a poller
+    // that stops polling (sleeping_hook) bumps poller_sleeps_, then clears
+    // the word and wakes the engine: Dekker pair with delegated_sleep.
+    alignas(64) std::atomic<std::uint32_t> handover_{0};
+    std::atomic<std::uint64_t> poller_sleeps_{0};
+    troupe::detail::idle_poller poller_{};
+    bool hooked_ = false;
+
+    // Token holder only (the engine thread or an idle poller).
     byte_buffer rbuf_;
     std::vector<in_flight> flying_;
     std::atomic<std::size_t> flying_count_{0};  // flying_.size(), for other threads
     std::vector<byte_buffer> spares_;
     pending_reply* replies_ = nullptr;
     std::vector<published> id_cache_;
+    byte_buffer pbuf_;  // frames a pass builds (scratch() while it runs)
     std::size_t reply_scan_due_ = 0;
 
     // Asks awaiting replies: slot table with a free list (no allocation

@@ -1,7 +1,12 @@
 // Raw MPI twin of bench/remote/ping_pong.cpp: an 8-byte message bounced
 // between ranks 0 and 1 with blocking MPI_Send/MPI_Recv (which busy-poll):
-// the transport's limit. Run: mpirun -np 2 remote_mpi_ping_pong --n=N
+// the transport's limit. Then the same round trip timed one at a time, as
+// the twin of troupe's ask loop (remote_ask, _p50, _p99).
+// Run: mpirun -np 2 remote_mpi_ping_pong --n=N [--asks=M] (M defaults to N/5)
 #include <mpi.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "../../common/bench_util.hpp"
 
@@ -31,5 +36,24 @@ int main(int argc, char** argv) {
         if (v != n) bench::fail("lost messages");
         bench::result("remote_ping_pong", "mpi", "ns_per_op", s * 1e9 / double(n), "ranks=2");
     }
+    const long asks = bench::option(argc, argv, "asks", std::max(n / 5, 1000L));
+    std::vector<double> ns(static_cast<std::size_t>(asks));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long i = 0; i < asks; ++i) {
+        if (rank == 0) {
+            long q = i, r = 0;
+            const auto t0 = bench::clock::now();
+            MPI_Send(&q, 1, MPI_LONG, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(&r, 1, MPI_LONG, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            ns[static_cast<std::size_t>(i)] = bench::seconds(t0, bench::clock::now()) * 1e9;
+            if (r != i + 1) bench::fail("wrong reply");
+        } else {
+            long q = 0;
+            MPI_Recv(&q, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            ++q;
+            MPI_Send(&q, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    if (rank == 0) bench::latency_results("remote_ask", "mpi", ns, "ranks=2");
     MPI_Finalize();
 }

@@ -10,17 +10,27 @@ namespace troupe::defaults::remote {
 
 using namespace std::chrono_literals;
 
-/// How long the engine keeps polling (MPI and its outboxes) after its last piece of work before it
-/// sleeps: keeps request/reply latency low under traffic without burning a core when idle.
-inline constexpr std::chrono::nanoseconds idle_spin = 200us;
-/// Then the first sleep between network polls of an idle engine ...
+/// The spin-down window: how long after the last piece of work (a pass that
+/// received, shipped or completed something, or a direct send) the rank keeps
+/// polling MPI without sleeping (Margo's spin-down; docs/remote.md,
+/// "Progress"). Asks awaiting replies and incomplete sends are polled for
+/// without sleeping whatever their age.
+inline constexpr std::chrono::nanoseconds idle_spin = 1ms;
+/// Then the first sleep between network polls of an idle engine, doubling
+/// after each empty poll ...
 inline constexpr std::chrono::nanoseconds first_poll = 50us;
-/// ... kept for this long after the last piece of work (traffic in a lull:
-/// a reply from another rank is likely to come) ...
-inline constexpr std::chrono::nanoseconds warm_period = 20ms;
-/// ... then doubling after each empty poll up to this (an idle rank then costs
-/// one MPI_Improbe per interval: far below 1% of a core).
+/// ... up to this (an idle rank then costs one MPI_Improbe per interval:
+/// far below 1% of a core). Senders and replies to ship wake it at once.
 inline constexpr std::chrono::nanoseconds max_poll = 8ms;
+/// While idle processors or actor workers poll for it (core's idle poller),
+/// the engine thread sleeps; they wake it when they stop. It also checks on
+/// them after this long, doubling while they are still polling, up to
+/// max_watch (a poller that went off to run a long behaviour without
+/// sleeping leaves the network unpolled for at most that long).
+inline constexpr std::chrono::nanoseconds first_watch = 100us;
+inline constexpr std::chrono::nanoseconds max_watch = 1ms;
+/// Other threads count as polling if one of their polls ran this recently.
+inline constexpr std::chrono::nanoseconds poller_fresh = 20us;
 /// Whether a sender posts its frame to MPI itself (MPI_Isend from the
 /// sending thread, under the destination's outbox lock) when nothing waits in
 /// that outbox, instead of handing it to the engine thread: one thread
