@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "registry.hpp"
 #include "runtime.hpp"
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
@@ -49,10 +50,13 @@ cluster_impl::cluster_impl(const cluster_options& o)
       name(o.name),
       settings(resolve(o)),
       pin_(o.pin) {
+    watch_init_once();  // TROUPE_DUMP_SIGNAL, TROUPE_DEADLOCK (first cluster)
     set_processor_count(o.processors ? o.processors : available_concurrency());
+    register_cluster(*this);
 }
 
 cluster_impl::~cluster_impl() {
+    unregister_cluster(*this);
     // Wait for every thread of this cluster to finish (exactly one unpark:
     // whoever takes the waiter pointer back with the exchange).
     if (live_.load(std::memory_order_acquire) != 0) {

@@ -19,6 +19,15 @@
 
 namespace troupe::detail {
 
+namespace {
+std::string future_details(const void* f) {
+    auto* fut = static_cast<const future_base*>(f);
+    return std::string(fut->available() ? "fulfilled" : "not fulfilled") + ", " +
+           std::to_string(fut->waiters()) + " waiting";
+}
+const wait_describer future_wait_info{&future_details, nullptr};
+}  // namespace
+
 future_base::~future_base() {
     // F1: no lock needed to know fulfil is done with us.
     if constexpr (checked_build) {
@@ -54,7 +63,7 @@ void future_base::wait() {
             waiting_.push_back(n);
             unlock_queue(word_, w | waiters_bit);
             // fulfil publishes the state, then grants our node (F2).
-            park_until([&] { return n.granted(); }, "future", nullptr, this);
+            park_until([&] { return n.granted(); }, "future", nullptr, this, &future_wait_info);
         } else {
             unlock_queue(word_, w);
         }
