@@ -123,6 +123,7 @@ void add_dump_section(dump_section& s) noexcept {
 void remove_dump_section(dump_section& s) noexcept {
     registry& r = the_registry();
     std::lock_guard g{r.lock};
+    if (!s.prev && r.sections != &s) return;  // not added, or removed already
     if (s.prev) s.prev->next = s.next;
     else r.sections = s.next;
     if (s.next) s.next->prev = s.prev;

@@ -16,6 +16,7 @@
 
 #include "runtime.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/dump_section.hpp"
 #include "troupe/detail/wait_reason.hpp"
 
 namespace troupe::detail {
@@ -46,16 +47,6 @@ struct context_list {
     void erase(context& c) noexcept;
 };
 
-// One section of the dump that a module above core adds (the actor
-// systems): called under the registry lock; must not block on anything a
-// blocked thread may hold.
-struct dump_section {
-    void (*write)(void* arg, std::ostream& os) = nullptr;
-    void* arg = nullptr;
-    dump_section* prev = nullptr;
-    dump_section* next = nullptr;
-};
-
 struct registry {
     std::mutex lock;  // guards every list below
     context_list fibers;
@@ -84,8 +75,6 @@ void register_fiber(fiber& f) noexcept;
 void unregister_fiber(fiber& f) noexcept;
 void register_cluster(cluster_impl& c);
 void unregister_cluster(cluster_impl& c) noexcept;
-void add_dump_section(dump_section& s) noexcept;
-void remove_dump_section(dump_section& s) noexcept;
 
 // "thread 7 'name'" or "OS thread 3 'main' (tid 1234)"; an unregistered
 // OS thread by address.
