@@ -274,6 +274,8 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
         return r;
     }
     context& me = this_context();
+    // For dumps: the stopper waits for the system's live actors.
+    wait_scope rec("actor system stop", name_or(cfg, nullptr), owner);
     // Publish the waiter before `stopping`: a worker that sees `stopping`
     // (seq_cst) also sees us in `waiter`.
     waiter.store(&me, std::memory_order_seq_cst);

@@ -56,16 +56,19 @@ cluster_impl::cluster_impl(const cluster_options& o)
 }
 
 cluster_impl::~cluster_impl() {
-    unregister_cluster(*this);
     // Wait for every thread of this cluster to finish (exactly one unpark:
     // whoever takes the waiter pointer back with the exchange).
     if (live_.load(std::memory_order_acquire) != 0) {
+        // For dumps: the destroyer waits for the cluster's threads.
+        wait_scope rec("cluster destruction", name, this);
         context& me = this_context();
         shutdown_waiter_.store(&me, std::memory_order_seq_cst);
         if (live_.load(std::memory_order_seq_cst) != 0 ||
             shutdown_waiter_.exchange(nullptr, std::memory_order_seq_cst) == nullptr)
             park();
     }
+    // Out of the registry before its processors go (a dump reads them).
+    unregister_cluster(*this);
     const std::size_t made = made_.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < made; ++i) all_[i]->request_stop();
     for (std::size_t i = 0; i < made; ++i) all_[i]->join_kernel_thread();
