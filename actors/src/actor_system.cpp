@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -91,6 +92,32 @@ stop_report survivors_now(executor& ex) {
 }
 
 }  // namespace
+
+void write_actor_dump(void* arg, std::ostream& os) {
+    executor& ex = *static_cast<executor*>(arg);
+    os << describe("actor system", ex.cfg.name.empty() ? nullptr : ex.cfg.name.c_str(), ex.owner)
+       << ": " << ex.workers.size() << " worker(s) (" << ex.parked_workers() << " asleep), "
+       << ex.live() << " live actor(s)\n";
+    std::size_t shown = 0, queued = 0;
+    for (std::size_t i = 0; i < ex.mailbox_count; ++i) {
+        const std::uint32_t n = ex.mailboxes[i].pending.load(std::memory_order_relaxed);
+        if (n == 0) continue;
+        queued += n;
+        if (++shown <= 16)
+            os << "  mailbox " << i << ": " << n << " message(s) queued"
+               << (ex.mailboxes[i].being_processed.load(std::memory_order_relaxed)
+                       ? ", being processed"
+                       : "")
+               << "\n";
+    }
+    os << "  messages queued: " << queued << " in " << shown << " mailbox(es)\n";
+    const stop_report r = survivors_now(ex);
+    for (const survivor& s : r.survivors)
+        os << "  live actors of type " << s.type << ": " << s.count << "\n";
+    if (r.never_messaged) os << "  live actors never messaged: " << r.never_messaged << "\n";
+    if (r.busy_mailboxes)
+        os << "  mailboxes in a batch now (their actors not named): " << r.busy_mailboxes << "\n";
+}
 
 void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept {
     try {

@@ -153,9 +153,13 @@ executor::executor(const executor_config& c, actor_system* o)
     for (auto& w : workers) idle_.add_member(w->idle_member());  // member w is worker w
     // Starting a thread publishes everything above to it.
     for (auto& w : workers) w->start();
+    dump_.write = &write_actor_dump;
+    dump_.arg = this;
+    add_dump_section(dump_);
 }
 
 executor::~executor() {
+    remove_dump_section(dump_);
     if (!stopped) shut_down_workers();  // only reachable if construction of the owner failed
     for (std::size_t i = 0; i < mailbox_count; ++i) delete mailboxes[i].queue;
 }
@@ -252,6 +256,7 @@ void executor::wake_for_external_send(mailbox& mb) noexcept {
 }
 
 void executor::shut_down_workers() {
+    remove_dump_section(dump_);  // no dump reads a system that is going away
     // Dekker with park_idle: either the worker sees `shutdown` after its
     // announce, or we see it parked and wake it.
     shutdown.store(true, std::memory_order_seq_cst);
@@ -269,6 +274,8 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
         return r;
     }
     context& me = this_context();
+    // For dumps: the stopper waits for the system's live actors.
+    wait_scope rec("actor system stop", name_or(cfg, nullptr), owner);
     // Publish the waiter before `stopping`: a worker that sees `stopping`
     // (seq_cst) also sees us in `waiter`.
     waiter.store(&me, std::memory_order_seq_cst);

@@ -16,6 +16,7 @@
 #include "troupe/cluster.hpp"
 #include "troupe/config.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/dump_section.hpp"
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
 #include "troupe/executor_config.hpp"
@@ -219,6 +220,9 @@ private:
     bool ended_since_check_ = false;
 };
 
+// Writes executor `arg`'s section of troupe::dump (actor_system.cpp).
+void write_actor_dump(void* arg, std::ostream& os);
+
 class [[gnu::visibility("hidden")]] executor {
 public:
     executor(const executor_config& cfg, actor_system* owner);
@@ -282,6 +286,8 @@ public:
     std::atomic<std::uint64_t> ext_sent{0};
     std::atomic<bool> stopped{false};
     std::atomic<bool> abandoned{false};  // a timed stop gave up with survivors
+    // This system's section of troupe::dump (actor_system.cpp).
+    dump_section dump_;
 
 private:
     friend class worker;  // parks and spins through idle_ (worker.cpp)

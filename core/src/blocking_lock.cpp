@@ -38,6 +38,20 @@
 
 namespace troupe::detail {
 
+std::string find_cycle_through(const context& me, const context* first);  // registry.cpp
+
+const wait_describer blocking_lock_base::wait_info{&blocking_lock_base::details_for_dump,
+                                                   &blocking_lock_base::holder_for_dump};
+
+const context* blocking_lock_base::holder_for_dump(const void* self) noexcept {
+    return static_cast<const blocking_lock_base*>(self)->owner();
+}
+
+std::string blocking_lock_base::details_for_dump(const void* self) {
+    // The queue's length needs L, held for a few instructions at a time.
+    return std::to_string(static_cast<const blocking_lock_base*>(self)->waiters()) + " waiting";
+}
+
 blocking_lock_base::~blocking_lock_base() {
     if constexpr (checked_build) {
         const std::uintptr_t w = word_.load(std::memory_order_acquire);
@@ -66,6 +80,18 @@ bool blocking_lock_base::try_lock() noexcept {
 }
 
 void blocking_lock_base::lock_slow(context& me) {
+    // Recorded before queueing, so that of two threads closing a cycle at
+    // once at least one sees the other's record in its walk (the fence).
+    wait_scope rec(kind_, name_, this, &wait_info);
+    if constexpr (checked_build) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        const context* o = owner();
+        if (o && o != &me) {
+            // Before queueing: a handler that throws leaves nothing behind.
+            std::string cycle = find_cycle_through(me, o);
+            if (!cycle.empty()) report_misuse(cycle);
+        }
+    }
     select_node n{me};
     if (!acquire_or_enqueue(n, 1)) park_until_owner(me);  // handed over with count_ 1
 }
@@ -89,13 +115,12 @@ bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {
                 count_ += depth;
                 return true;
             }
-            if constexpr (checked_build) {
-                report_misuse(
-                    describe(kind_, name_, this) +
-                    ": locked again by the thread that holds it (not recursive: deadlock)");
-                return true;  // the handler returned: leave the lock as it was
-            }
-            // Release build: queue behind ourselves (a deadlock, as documented).
+            // Every build (one compare, on the slow path only): queueing
+            // behind ourselves would hang for ever.
+            report_misuse(describe(kind_, name_, this) +
+                          ": locked again by the thread that holds it (not recursive: it would "
+                          "wait for itself for ever)");
+            return true;  // the handler returned: leave the lock as it was
         }
         // Held: queue behind the owner. The hand-off grants one level (I3);
         // the caller restores `depth` once it owns the lock.
@@ -123,7 +148,7 @@ bool blocking_lock_base::enqueue_behind_owner(select_node& n, std::uintptr_t w,
 }
 
 void blocking_lock_base::park_until_owner(const context& me) {
-    park_until([&] { return cv_granted(me); }, kind_, name_, this);
+    park_until_recorded([&] { return cv_granted(me); }, kind_, name_, this);
 }
 
 void blocking_lock_base::unlock_slow() {
@@ -290,6 +315,7 @@ void blocking_lock_base::cv_enqueue_or_grant(select_node& plain_node) noexcept {
 
 void blocking_lock_base::cv_reacquire(std::size_t depth) {
     context& me = this_context();
+    wait_scope rec(kind_, name_, this, &wait_info);
     select_node n{me};
     if (!acquire_or_enqueue(n, depth)) {
         park_until_owner(me);

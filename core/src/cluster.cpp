@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "registry.hpp"
 #include "runtime.hpp"
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
@@ -49,19 +50,25 @@ cluster_impl::cluster_impl(const cluster_options& o)
       name(o.name),
       settings(resolve(o)),
       pin_(o.pin) {
+    watch_init_once();  // TROUPE_DUMP_SIGNAL, TROUPE_DEADLOCK (first cluster)
     set_processor_count(o.processors ? o.processors : available_concurrency());
+    register_cluster(*this);
 }
 
 cluster_impl::~cluster_impl() {
     // Wait for every thread of this cluster to finish (exactly one unpark:
     // whoever takes the waiter pointer back with the exchange).
     if (live_.load(std::memory_order_acquire) != 0) {
+        // For dumps: the destroyer waits for the cluster's threads.
+        wait_scope rec("cluster destruction", name, this);
         context& me = this_context();
         shutdown_waiter_.store(&me, std::memory_order_seq_cst);
         if (live_.load(std::memory_order_seq_cst) != 0 ||
             shutdown_waiter_.exchange(nullptr, std::memory_order_seq_cst) == nullptr)
             park();
     }
+    // Out of the registry before its processors go (a dump reads them).
+    unregister_cluster(*this);
     const std::size_t made = made_.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < made; ++i) all_[i]->request_stop();
     for (std::size_t i = 0; i < made; ++i) all_[i]->join_kernel_thread();

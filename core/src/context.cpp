@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "registry.hpp"
 #include "runtime.hpp"
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
@@ -215,7 +216,9 @@ void processor::run_fiber(fiber* f) noexcept {
         *eh_ = f->eh;
         *errno_ = f->saved_errno;
         tls_running = f;
+        shown.store(f, std::memory_order_relaxed);  // for dumps
         bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
+        shown.store(nullptr, std::memory_order_relaxed);
         tls_running = nullptr;
         f->saved_errno = *errno_;
         f->eh = *eh_;
@@ -313,6 +316,9 @@ void park() noexcept {
         self.state_.store(context::running, std::memory_order_relaxed);
         return;
     }
+    // A recorded wait (an OS thread blocked on a troupe primitive): the
+    // watch thread may check whether everything is asleep now.
+    if (self.wait_.seq.load(std::memory_order_relaxed) & 1) detail::note_idle_sleep();
     while (self.state_.load(std::memory_order_acquire) == context::parked)
         detail::futex_wait(self.state_, context::parked);
 }
@@ -372,6 +378,10 @@ namespace detail {
 
 context& fiber_context(fiber* f) noexcept { return *f; }
 
+void fiber_set_name(fiber* f, const char* name) noexcept {
+    context_access::name(*f).store(name, std::memory_order_relaxed);
+}
+
 fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,
                     void** payload) {
     const std::size_t usable = attrs.stack_size ? attrs.stack_size : defaults::core::stack_size;
@@ -402,6 +412,7 @@ void fiber_start(fiber* f, void (*invoke)(void*)) {
     f->tsan_fiber = __tsan_create_fiber(0);
 #endif
     f->home->thread_started();
+    register_fiber(*f);
 #if defined(TROUPE_STATISTICS)
     if (processor* p = current_processor(); p && &p->owner == f->home)
         p->counters.created.fetch_add(1, std::memory_order_relaxed);
@@ -413,6 +424,10 @@ void fiber_start(fiber* f, void (*invoke)(void*)) {
 }
 
 namespace {
+// A joiner's edge in the wait-for graph: the joined thread.
+const context* joined_thread(const void* f) noexcept { return static_cast<const fiber*>(f); }
+const wait_describer join_wait_info{nullptr, &joined_thread, "of"};
+
 std::exception_ptr wait_and_release(fiber* f) noexcept {
     context& me = this_context();
     context* expected = nullptr;
@@ -423,7 +438,8 @@ std::exception_ptr wait_and_release(fiber* f) noexcept {
     // with that exchange, so the fiber's last writes are visible).
     if (f->joiner.compare_exchange_strong(expected, &me, std::memory_order_acq_rel))
         park_until([f] { return f->joiner.load(std::memory_order_acquire) == done_marker; },
-                   "thread join", f->name, f);
+                   "thread join", nullptr, f, &join_wait_info);
+    unregister_fiber(*f);
     std::exception_ptr e = std::move(f->error);
     stack_mapping s = f->stack;
     f->~fiber();
@@ -485,8 +501,9 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {
         return;
     }
     // The timer is the only legitimate waker: a stray unpark parks again.
-    detail::park_until([&] { return s.fired.load(std::memory_order_acquire); }, "sleep", nullptr,
-                       &t);
+    detail::park_until(
+        [&] { return s.fired.load(std::memory_order_acquire); }, "sleep", nullptr, &t, nullptr,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count());
     // The callback may still be between its store and its return: wait it
     // out before `t` and `s` leave scope (returns false, it already fired).
     detail::timer_cancel(t);

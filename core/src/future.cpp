@@ -22,6 +22,15 @@
 
 namespace troupe::detail {
 
+namespace {
+std::string future_details(const void* f) {
+    auto* fut = static_cast<const future_base*>(f);
+    return std::string(fut->available() ? "fulfilled" : "not fulfilled") + ", " +
+           std::to_string(fut->waiters()) + " waiting";
+}
+const wait_describer future_wait_info{&future_details, nullptr};
+}  // namespace
+
 future_base::~future_base() {
     // F1: a thread that saw the state (published under L, F3) may destroy
     // us while fulfil still wakes select waiters; wait for its last touch.
@@ -67,7 +76,7 @@ void future_base::wait() {
             waiting_.push_back(n);
             unlock_queue(word_, w | waiters_bit);
             // fulfil publishes the state, then grants our node (F2).
-            park_until([&] { return n.granted(); }, "future", nullptr, this);
+            park_until([&] { return n.granted(); }, "future", nullptr, this, &future_wait_info);
         } else {
             unlock_queue(word_, w);
         }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "registry.hpp"
 #include "runtime.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
@@ -243,6 +244,8 @@ void processor::request_stop() noexcept {
     owner.idlers.wake(idle_, idle_group::wake_as::plain);
 }
 
+bool processor::asleep() const noexcept { return owner.idlers.asleep(idle_); }
+
 fiber* processor::idle() noexcept {
     const schedule_settings& cfg = owner.settings;
     idle_group& g = owner.idlers;
@@ -308,6 +311,7 @@ fiber* processor::idle() noexcept {
                 std::chrono::steady_clock::now() + std::chrono::nanoseconds(watch_ns_);
             g.sleep_until(idle_, deadline, idle_group::sleep_kind::watching);
         } else {
+            note_idle_sleep();  // the watch thread may check for a deadlock
             g.sleep(idle_);
         }
     }

@@ -98,6 +98,7 @@ struct os_context : context {
     int spin_estimate = 0;
     unsigned probe_gap = 16;
     unsigned parks_since_probe = 0;
+    long tid = 0;  // the kernel's thread id, set when the registry links it in
 };
 
 struct processor_counters {
@@ -148,6 +149,11 @@ public:
     const std::size_t index;
     fiber* current = nullptr;
     processor_counters counters;
+    // For dumps: the fiber it runs (relaxed; set and cleared around each
+    // switch in run_fiber), its ready-queue length, whether it is asleep.
+    std::atomic<fiber*> shown{nullptr};
+    std::size_t queue_length() const noexcept { return qsize_.load(std::memory_order_relaxed); }
+    bool asleep() const noexcept;
 
 private:
     friend class cluster_impl;

@@ -16,7 +16,20 @@
 //       release that completed its clause.
 #include "troupe/semaphore.hpp"
 
+#include <string>
+
 namespace troupe {
+
+namespace {
+// Dumps: the count and the queue (public snapshots; the queue length takes
+// L for a few instructions).
+std::string semaphore_details(const void* s) {
+    auto* sem = static_cast<const semaphore*>(s);
+    return "count " + std::to_string(sem->count()) + ", " + std::to_string(sem->waiters()) +
+           " waiting";
+}
+const detail::wait_describer semaphore_wait_info{&semaphore_details, nullptr};
+}  // namespace
 
 semaphore::~semaphore() {
     if constexpr (checked_build) {
@@ -66,7 +79,7 @@ void semaphore::acquire_slow() {
     waiting_.push_back(n);
     detail::unlock_queue(word_, w | detail::waiters_bit);
     // A releaser hands us a unit, then grants the node (S2).
-    detail::park_until([&] { return n.granted(); }, "semaphore", name_, this);
+    detail::park_until([&] { return n.granted(); }, "semaphore", name_, this, &semaphore_wait_info);
 }
 
 void semaphore::release_slow(std::size_t n) noexcept {

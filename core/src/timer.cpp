@@ -37,10 +37,15 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
 
 namespace {
 
+class timer_service;
+// The service once it runs (for timer_pending; cleared when it stops).
+std::atomic<timer_service*> started{nullptr};
+
 class timer_service {
 public:
     timer_service() : thread_([this] { run(); }) {}
     ~timer_service() {
+        started.store(nullptr, std::memory_order_release);
         lock_.lock();
         stop_ = true;
         lock_.unlock();
@@ -62,6 +67,13 @@ public:
         const bool earliest = heap_.front() == &n;
         lock_.unlock();
         if (earliest) kick();  // the service may be sleeping past our deadline
+    }
+
+    std::size_t pending() noexcept {
+        lock_.lock();
+        const std::size_t n = heap_.size();
+        lock_.unlock();
+        return n;
     }
 
     bool cancel(timer_node& n) noexcept {
@@ -150,12 +162,20 @@ private:
 
 timer_service& service() {
     static timer_service s;
+    started.store(&s, std::memory_order_release);
     return s;
 }
 
 }  // namespace
 
 void timer_arm(timer_node& n) { service().arm(n); }
+
+std::size_t timer_pending() noexcept {
+    timer_service* s = started.load(std::memory_order_acquire);
+    return s ? s->pending() : 0;
+}
+
+bool timer_thread_started() noexcept { return started.load(std::memory_order_acquire) != nullptr; }
 bool timer_cancel(timer_node& n) noexcept {
     // Never armed: nothing to do, and no need to start the service. Only the
     // owner writes `fire` (before arming), so this unlocked read is safe;

@@ -34,8 +34,7 @@ TEST_CASE("unlocking a blocking lock you do not hold") {
 }
 
 TEST_CASE("re-locking a non-recursive lock you hold") {
-    misuse_recorder rec;
-    if constexpr (!troupe::checked_build) return;
+    misuse_recorder rec;  // reported in every build (a hang otherwise)
     troupe::blocking_lock l{"config"};
     l.lock();
     l.lock();  // reported instead of deadlocking

@@ -311,6 +311,9 @@ private:
     // ended (done or closed). Throws nothing; *this may be gone on return.
     detail::handoff wait_queued(node_queue& q, void* elem, const char* operation,
                                 const char* name) noexcept;
+    // Dumps (troupe/dump.hpp): a blocked thread's channel, by its state.
+    static std::string details_for_dump(const void* ch);
+    static constexpr detail::wait_describer wait_info_{&details_for_dump, nullptr, "held by"};
     channel_status try_remove_impl(T& out, bool stop);
 
     // The select protocol, driven by the clause objects.

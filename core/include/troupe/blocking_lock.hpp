@@ -15,14 +15,17 @@
 /// `unlock` one CAS, as for `std::mutex`; only a contended path touches the
 /// wait queue.
 ///
-/// Checked builds (-Dchecked=true) report, naming the lock: unlocking a lock
-/// the caller does not hold, re-locking a non-recursive lock the caller
-/// holds, destroying a lock with waiters or held, a stray wake of a waiter.
-/// A release build does not check: re-locking a blocking_lock you hold
-/// deadlocks.
+/// Every build reports re-locking a non-recursive lock the caller holds (a
+/// misuse report of kind `error`: by default the program prints it and
+/// aborts, instead of hanging; a custom misuse handler may throw, then
+/// lock() throws and nothing changed). Checked builds (-Dchecked=true) also
+/// report, naming the lock: unlocking a lock the caller does not hold,
+/// destroying a lock with waiters or held, a stray wake of a waiter, and a
+/// lock wait that closes a cycle of waits (a deadlock), when it begins.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "troupe/context.hpp"
 #include "troupe/detail/wait_word.hpp"
@@ -39,7 +42,9 @@ public:
     blocking_lock_base& operator=(const blocking_lock_base&) = delete;
 
     /// Blocks (parks) until the caller owns the lock. Throws nothing itself
-    /// (a misuse handler may throw in checked builds); strong guarantee.
+    /// (a misuse handler may throw: re-locking a blocking_lock the caller
+    /// holds, or, in checked builds, a wait that closes a deadlock cycle);
+    /// strong guarantee.
     void lock() {
         context& me = this_context();
         std::uintptr_t expected = 0;
@@ -139,6 +144,10 @@ private:
     // and makes it the owner, or frees the lock; releases L.
     void hand_off_locked() noexcept;
     void park_until_owner(const context& me);
+    // Dumps: a waiter's edge to the owner, and the lock's state.
+    static const context* holder_for_dump(const void* self) noexcept;
+    static std::string details_for_dump(const void* self);
+    static const wait_describer wait_info;
 
     // The lock word: owner context address | W | L; 0 = free. See
     // docs/locks.md for the state machine.

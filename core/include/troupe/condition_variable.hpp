@@ -154,7 +154,11 @@ private:
                     if (l.cv_granted(me)) return true;
                 return w.result.load(std::memory_order_acquire) != outcome::pending;
             },
-            "condition_variable", nullptr, this);
+            "condition_variable", nullptr, this, nullptr,
+            deadline
+                ? std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch())
+                      .count()
+                : 0);
         const bool notified = finish(w, deadline != nullptr);
         if constexpr (morphing) {
             // A notify handed us the lock with one level; else take it again.

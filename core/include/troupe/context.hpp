@@ -20,11 +20,15 @@
 #include <atomic>
 #include <cstdint>
 
+#include "troupe/detail/wait_reason.hpp"
+
 namespace troupe {
 
 namespace detail {
 class processor;
 struct fiber;
+struct context_access;
+struct debug_layout_access;
 }  // namespace detail
 
 /// Something that can block: a user thread or an OS thread.
@@ -48,6 +52,18 @@ private:
     friend void park() noexcept;
     friend void unpark(context&) noexcept;
     friend class detail::processor;
+    friend struct detail::context_access;
+    friend struct detail::debug_layout_access;
+
+    // What this context waits on (troupe/detail/wait_reason.hpp), written
+    // by itself on the slow path that parks; read by dumps and debuggers.
+    detail::wait_reason wait_;
+    // The registry's view (core/src/registry.cpp): a process-unique id (0:
+    // not registered), a user-set name, links of the registry's lists.
+    std::uint64_t id_ = 0;
+    std::atomic<const char*> name_{nullptr};
+    context* reg_prev_ = nullptr;
+    context* reg_next_ = nullptr;
 
     // Permit word. running: no permit; permit: an unpark is banked;
     // parked: the owner is (being) parked and needs a wake.

@@ -6,6 +6,7 @@
 #include "troupe/config.hpp"
 #include "troupe/context.hpp"
 #include "troupe/defaults.hpp"
+#include "troupe/dump.hpp"
 #include "troupe/error.hpp"
 #include "troupe/future.hpp"
 #include "troupe/mcs_lock.hpp"

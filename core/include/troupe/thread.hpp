@@ -30,7 +30,8 @@ struct thread_attributes {
     std::size_t stack_size = 0;
     /// Cluster to run on; nullptr means this_cluster().
     cluster* on = nullptr;
-    /// Name used in error reports.
+    /// Name used in error reports and dumps (not copied: it must outlive
+    /// the thread, e.g. a string literal).
     const char* name = nullptr;
 };
 
@@ -45,6 +46,7 @@ void fiber_join(fiber* f);
 // As fiber_join, but reports an exception on stderr instead of throwing.
 void fiber_join_noexcept(fiber* f) noexcept;
 context& fiber_context(fiber* f) noexcept;
+void fiber_set_name(fiber* f, const char* name) noexcept;
 }  // namespace detail
 
 class thread {
@@ -117,6 +119,11 @@ public:
         if (auto* f = std::exchange(fiber_, nullptr)) detail::fiber_join(f);
     }
 
+    /// Names the thread in dumps (troupe/dump.hpp) and in gdb's `info
+    /// troupe-threads`. `name` is not copied: it must outlive the thread (a
+    /// string literal). The handle must be joinable. Nothrow.
+    void set_name(const char* name) noexcept { detail::fiber_set_name(fiber_, name); }
+
     /// The thread's context (valid until joined), e.g. for unpark.
     context& get_context() const noexcept { return detail::fiber_context(fiber_); }
 
@@ -134,6 +141,10 @@ void sleep_for(std::chrono::nanoseconds d) noexcept;
 /// again). Never throws: if the timer cannot be armed (allocation failure)
 /// it yields until the deadline instead.
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept;
+/// Names the calling thread (a user thread or an OS thread) in dumps and
+/// in gdb's `info troupe-threads`. `name` is not copied: it must outlive
+/// the thread (a string literal). Nothrow.
+void set_name(const char* name) noexcept;
 /// Whether the caller is a troupe user thread.
 bool in_user_thread() noexcept;
 /// The index (0-based, within its cluster) of the processor running the

@@ -174,6 +174,15 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
 }
 
 template <class T>
+std::string channel<T>::details_for_dump(const void* ch) {
+    auto* c = static_cast<const channel*>(ch);
+    return std::to_string(c->size()) + "/" + std::to_string(c->capacity()) + " elements, " +
+           std::to_string(c->waiting_producers()) + " waiting producer(s), " +
+           std::to_string(c->waiting_consumers()) + " waiting consumer(s)" +
+           (c->is_closed() ? ", closed" : "");
+}
+
+template <class T>
 detail::handoff channel<T>::wait_queued(node_queue& q, void* elem, const char* operation,
                                         const char* name) noexcept {
     detail::channel_waiter w;
@@ -184,7 +193,7 @@ detail::handoff channel<T>::wait_queued(node_queue& q, void* elem, const char* o
     lock_.unlock();
     // From here *this may be destroyed (a close wakes us, then the owner
     // destroys the channel): only `this` as a name in reports is used.
-    detail::await_partner(w, self, operation, name, this);
+    detail::await_partner(w, self, operation, name, this, &wait_info_);
     // acquire: pairs with the partner's (or close's) release store of the
     // state, so the element it moved is visible.
     return w.state.load(std::memory_order_acquire);

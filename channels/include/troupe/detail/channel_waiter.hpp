@@ -41,7 +41,7 @@ enum class link : std::uint8_t {
 /// The record a channel operation attaches to its select_node (a blocked
 /// call's own, or a select clause's). Written by the partner under the
 /// channel lock; `state` is stored (release) before the wake.
-struct channel_waiter : wait_record {
+struct channel_waiter : troupe::wait_record {
     /// Producer: the T to move from. Consumer: raw storage for a T.
     void* elem = nullptr;
     std::atomic<handoff> state{handoff::waiting};
@@ -262,7 +262,9 @@ inline void report_stray_wake(const char* operation, const char* name, const voi
 /// before the partner released our node `self` (a stray unpark) parks again:
 /// the partner's unpark is still owed, and our node must outlive its touch.
 inline void await_partner(const channel_waiter& w, const select_node& self, const char* operation,
-                          const char* name, const void* ch) noexcept {
+                          const char* name, const void* ch, const wait_describer* d) noexcept {
+    // Recorded for dumps (troupe/dump.hpp) for the whole wait.
+    wait_scope rec(operation[0] == 'i' ? "channel insert" : "channel remove", name, ch, d);
     auto pending = [&] { return w.state.load(std::memory_order_acquire) == handoff::waiting; };
     if (this_context().is_user_thread()) {
         for (int i = 0; i < defaults::channels::channel_wait_yields && pending(); ++i)

@@ -28,4 +28,10 @@ void timer_arm(timer_node& n);
 /// running any more when this returns, so `n` may be destroyed.
 bool timer_cancel(timer_node& n) noexcept;
 
+/// Timers armed now (a snapshot; 0 if the timer service never started).
+/// For the everyone-asleep check: a pending timer will wake someone.
+std::size_t timer_pending() noexcept;
+/// Whether the timer service's thread exists.
+bool timer_thread_started() noexcept;
+
 }  // namespace troupe::detail

@@ -30,6 +30,7 @@
 #include "troupe/context.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/wait_reason.hpp"
 #include "troupe/error.hpp"
 #include "troupe/select.hpp"
 
@@ -74,16 +75,26 @@ void report_stray_wake(const char* kind, const char* name, const void* address);
 void report_destroyed_with_waiters(const char* kind, const char* name, const void* address,
                                    std::size_t waiters);
 
-/// Parks until `done()` holds. Every blocking primitive waits through this:
-/// a stray wake (a park() that returns with the condition false) is
-/// reported in checked builds and the caller parks again.
+/// Parks until `done()` holds, without recording the wait (the caller holds
+/// a wait_scope already). A stray wake (a park() that returns with the
+/// condition false) is reported in checked builds and the caller parks again.
 template <class Done>
-void park_until(Done&& done, const char* kind, const char* name, const void* address) {
+void park_until_recorded(Done&& done, const char* kind, const char* name, const void* address) {
     for (;;) {
         park();
         if (done()) return;
         if constexpr (checked_build) report_stray_wake(kind, name, address);
     }
+}
+
+/// Parks until `done()` holds, recording the wait in the caller's context
+/// (wait_reason.hpp) meanwhile. Every blocking primitive waits through this
+/// or through park_until_recorded.
+template <class Done>
+void park_until(Done&& done, const char* kind, const char* name, const void* address,
+                const wait_describer* d = nullptr, std::int64_t until_ns = 0) {
+    wait_scope rec(kind, name, address, d, until_ns);
+    park_until_recorded(done, kind, name, address);
 }
 
 /// Waiters to wake after a multi-wake (semaphore release(n), future fulfil)

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <string>
 
 #include "troupe/context.hpp"
 #include "troupe/detail/futex.hpp"
@@ -104,10 +105,18 @@ inline void report_stray_wake() {
             "completed (troupe::unpark on a blocked thread?); it waits again");
 }
 
+/// Dumps (troupe/dump.hpp): a blocked statement's clause count.
+template <class Tree>
+struct clauses_info {
+    static std::string details(const void*) { return std::to_string(Tree::leaves) + " clause(s)"; }
+    static constexpr wait_describer value{&details, nullptr, "held by"};
+};
+
 /// Exclusive mode: parks until a resource that won the statement made its
 /// last touch of the winning node (select_node::released). A park that ends
 /// earlier (a stray unpark) parks again: the winner's unpark is still owed.
-inline void await_winner(statement& s) noexcept {
+inline void await_winner(statement& s, const wait_describer* d) noexcept {
+    wait_scope rec("waituntil", nullptr, &s, d);  // for dumps (troupe/dump.hpp)
     for (;;) {
         park();
         const std::uintptr_t st = s.status.load(std::memory_order_acquire);
@@ -162,7 +171,8 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
                 result.set_otherwise();
                 return result;
             }
-            await_winner(s);  // exactly one resource won, and its wake() unparks us
+            // exactly one resource won, and its wake() unparks us
+            await_winner(s, &clauses_info<Tree>::value);
             s.parked = true;
         }
         const std::uintptr_t st = s.status.load(std::memory_order_acquire);
@@ -193,7 +203,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
     for_each_leaf(t, [&](auto& leaf, std::size_t) { leaf.xunregister_losers(st); });
     bool owed = false;
     for_each_leaf(t, [&](auto& leaf, std::size_t) { owed = owed || leaf.xowes_unpark(st); });
-    if (owed && !s.parked) await_winner(s);
+    if (owed && !s.parked) await_winner(s, &clauses_info<Tree>::value);
     if (!decided) {
         for_each_leaf(t, [&](auto& leaf, std::size_t) {
             if (!leaf.xowns(st)) return;
@@ -297,6 +307,7 @@ waituntil_result<Tree::leaves> run_general(Tree& t, Else* otherwise, std::size_t
                 // adds 1 and unparks only when it brings -1 back to 0.
                 ++s.decrements;
                 if (s.counter.fetch_sub(1, std::memory_order_acq_rel) - 1 < 0) {
+                    wait_scope rec("waituntil", nullptr, &s, &clauses_info<Tree>::value);
                     park();
                     // The wake that unparks us first brings the counter back
                     // to 0; a park that ends before (a stray unpark) must not

@@ -1,0 +1,85 @@
+#pragma once
+// Internal: what a blocked context waits on (DESIGN rule 10: a parked thread
+// can always say why).
+//
+// Every blocking primitive wraps its park loop in a `wait_scope`: the
+// record lives in the waiting context itself (user thread or OS thread) and
+// is written only by that context, on the slow path that parks, so a fast
+// path that does not block pays nothing. Readers (troupe::dump, the
+// deadlock-cycle walk, the gdb script) read it from other threads: every
+// field is a relaxed atomic, and `seq` (odd while a wait is recorded,
+// bumped on entry and exit) tells a reader whether the fields it read
+// belong to one wait.
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace troupe {
+class context;
+}
+
+namespace troupe::detail {
+
+/// How a dump learns more about a resource than its kind and address: small
+/// functions the resource type provides (both optional). They run on the
+/// dumping thread while the waiter is still inside its blocking call.
+struct wait_describer {
+    /// The resource's current state ("2/4 elements, 1 waiting consumer",
+    /// ...). Must not block; may throw std::bad_alloc.
+    std::string (*details)(const void* resource) = nullptr;
+    /// The context the waiter waits for (a lock's owner, a joined thread),
+    /// or nullptr: an edge of the wait-for graph. Must not block.
+    const context* (*holder)(const void* resource) = nullptr;
+    /// How a report names that edge: "held by" (a lock), "of" (a join).
+    const char* relation = "held by";
+};
+
+/// One context's current wait. Written by its owner only.
+struct wait_reason {
+    std::atomic<std::uint32_t> seq{0};       // odd: waiting
+    std::atomic<const char*> kind{nullptr};  // "blocking_lock", "sleep", ...
+    std::atomic<const char*> name{nullptr};  // the resource's name, if any
+    std::atomic<const void*> resource{nullptr};
+    std::atomic<const wait_describer*> describer{nullptr};
+    std::atomic<std::int64_t> since_ns{0};  // coarse monotonic clock
+    std::atomic<std::int64_t> until_ns{0};  // a timed wait's deadline (steady_clock), or 0
+};
+
+/// A coarse monotonic clock (a few nanoseconds; millisecond resolution is
+/// enough to say how long a thread has waited).
+std::int64_t wait_clock_ns() noexcept;
+
+/// The calling context's record (user thread or OS thread). Registers an OS
+/// thread with the registry the first time it waits.
+wait_reason& begin_wait_record() noexcept;
+
+/// Records, for the calling context, a wait on `resource` for the scope's
+/// life. Nothrow; a few relaxed stores and a clock read.
+class wait_scope {
+public:
+    wait_scope(const char* kind, const char* name, const void* resource,
+               const wait_describer* d = nullptr, std::int64_t until_ns = 0) noexcept
+        : r_(begin_wait_record()) {
+        const std::uint32_t s = r_.seq.load(std::memory_order_relaxed);
+        r_.seq.store(s + 1, std::memory_order_relaxed);  // odd: fields being written
+        std::atomic_thread_fence(std::memory_order_release);
+        r_.name.store(name, std::memory_order_relaxed);
+        r_.resource.store(resource, std::memory_order_relaxed);
+        r_.describer.store(d, std::memory_order_relaxed);
+        r_.until_ns.store(until_ns, std::memory_order_relaxed);
+        r_.since_ns.store(wait_clock_ns(), std::memory_order_relaxed);
+        // release: a reader that sees the kind sees the fields before it.
+        r_.kind.store(kind, std::memory_order_release);
+    }
+    wait_scope(const wait_scope&) = delete;
+    wait_scope& operator=(const wait_scope&) = delete;
+    ~wait_scope() {
+        r_.kind.store(nullptr, std::memory_order_relaxed);
+        r_.seq.store(r_.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+
+private:
+    wait_reason& r_;
+};
+
+}  // namespace troupe::detail

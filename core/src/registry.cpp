@@ -1,0 +1,268 @@
+// The registry of clusters, user threads and waiting OS threads, thread
+// names, and the wait-for graph's edges (registry.hpp).
+#include "registry.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+#include "troupe/thread.hpp"
+
+namespace troupe::detail {
+
+void context_list::push(context& c) noexcept {
+    context_access::prev(c) = nullptr;
+    context_access::next(c) = head;
+    if (head) context_access::prev(*head) = &c;
+    head = &c;
+    ++size;
+}
+
+void context_list::erase(context& c) noexcept {
+    context* p = context_access::prev(c);
+    context* n = context_access::next(c);
+    if (p) context_access::next(*p) = n;
+    else head = n;
+    if (n) context_access::prev(*n) = p;
+    context_access::prev(c) = context_access::next(c) = nullptr;
+    --size;
+}
+
+registry& the_registry() noexcept {
+    // Never destroyed: OS threads unlink themselves at exit, possibly after
+    // static destructors ran.
+    static registry* r = new registry;
+    return *r;
+}
+
+std::int64_t wait_clock_ns() noexcept {
+    // The coarse clock is a vDSO read of the last tick: a few nanoseconds,
+    // against twenty or more for CLOCK_MONOTONIC (rule 10: the record must
+    // cost nothing measurable on a wait that parks).
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+// Unlinks the calling OS thread's context when the thread exits. A separate
+// thread_local, touched only when the thread first waits, so the context
+// itself keeps a trivial destructor (no TLS guard on this_context()).
+struct os_unlinker {
+    context* c = nullptr;
+    ~os_unlinker() {
+        if (!c) return;
+        registry& r = the_registry();
+        std::lock_guard g{r.lock};
+        r.os_threads.erase(*c);
+    }
+};
+thread_local os_unlinker tls_unlinker;
+
+[[gnu::cold, gnu::noinline]] void register_os_thread(context& c) noexcept {
+    watch_init_once();  // a program whose OS threads wait before any cluster exists
+    auto& os = static_cast<os_context&>(c);
+    os.tid = static_cast<long>(::syscall(SYS_gettid));
+    registry& r = the_registry();
+    context_access::set_id(c, r.next_id.fetch_add(1, std::memory_order_relaxed));
+    std::lock_guard g{r.lock};
+    r.os_threads.push(c);
+    tls_unlinker.c = &c;
+}
+}  // namespace
+
+wait_reason& begin_wait_record() noexcept {
+    context& c = this_context();
+    // User threads are registered when they start; an OS thread the first
+    // time it waits.
+    if (context_access::id(c) == 0) [[unlikely]]
+        register_os_thread(c);
+    return context_access::wait(c);
+}
+
+void register_fiber(fiber& f) noexcept {
+    registry& r = the_registry();
+    context_access::set_id(f, r.next_id.fetch_add(1, std::memory_order_relaxed));
+    context_access::name(f).store(f.name, std::memory_order_relaxed);
+    std::lock_guard g{r.lock};
+    r.fibers.push(f);
+}
+
+void unregister_fiber(fiber& f) noexcept {
+    registry& r = the_registry();
+    std::lock_guard g{r.lock};
+    r.fibers.erase(f);
+}
+
+void register_cluster(cluster_impl& c) {
+    registry& r = the_registry();
+    std::lock_guard g{r.lock};
+    if (r.cluster_count < registry::max_clusters) r.clusters[r.cluster_count++] = &c;
+}
+
+void unregister_cluster(cluster_impl& c) noexcept {
+    registry& r = the_registry();
+    std::lock_guard g{r.lock};
+    auto end = std::remove(r.clusters, r.clusters + r.cluster_count, &c);
+    r.cluster_count = static_cast<std::size_t>(end - r.clusters);
+}
+
+void add_dump_section(dump_section& s) noexcept {
+    registry& r = the_registry();
+    std::lock_guard g{r.lock};
+    s.prev = nullptr;
+    s.next = r.sections;
+    if (r.sections) r.sections->prev = &s;
+    r.sections = &s;
+}
+
+void remove_dump_section(dump_section& s) noexcept {
+    registry& r = the_registry();
+    std::lock_guard g{r.lock};
+    if (!s.prev && r.sections != &s) return;  // not added, or removed already
+    if (s.prev) s.prev->next = s.next;
+    else r.sections = s.next;
+    if (s.next) s.next->prev = s.prev;
+    s.prev = s.next = nullptr;
+}
+
+std::string describe_context(const context* c) {
+    if (!c) return "nobody";
+    std::ostringstream os;
+    const std::uint64_t id = context_access::id(*c);
+    if (c->is_user_thread()) {
+        os << "thread " << id;
+    } else if (id) {
+        os << "OS thread " << id;
+    } else {
+        // Never waited on a troupe primitive, so not in the registry (a lock
+        // owner that has not blocked yet).
+        os << "OS thread at " << static_cast<const void*>(c);
+        return os.str();
+    }
+    if (const char* n = context_access::name(*c)) os << " '" << n << "'";
+    if (!c->is_user_thread()) os << " (tid " << static_cast<const os_context*>(c)->tid << ")";
+    return os.str();
+}
+
+edge wait_edge(const context& c) noexcept {
+    const wait_reason& r = context_access::wait(c);
+    const std::uint32_t s = r.seq.load(std::memory_order_acquire);
+    if (!(s & 1)) return {};
+    edge e;
+    e.kind = r.kind.load(std::memory_order_acquire);
+    if (!e.kind) return {};
+    e.name = r.name.load(std::memory_order_relaxed);
+    e.resource = r.resource.load(std::memory_order_relaxed);
+    const wait_describer* d = r.describer.load(std::memory_order_relaxed);
+    if (d && d->holder) {
+        e.to = d->holder(e.resource);
+        if (d->relation) e.relation = d->relation;
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (r.seq.load(std::memory_order_relaxed) != s) return {};
+    return e;
+}
+
+std::string find_cycle_through(const context& me, const context* first) {
+    // Our own record is set (the caller's wait_scope): the edge out of `me`.
+    const edge mine = wait_edge(me);
+    if (!mine.kind || !first) return {};
+    std::vector<edge> chain{mine};
+    chain.back().to = first;
+    const context* c = first;
+    for (int steps = 0; steps < 32 && c; ++steps) {
+        if (c == &me) {
+            std::ostringstream os;
+            os << "deadlock: " << describe_context(&me) << " waits for ";
+            for (std::size_t i = 0; i < chain.size(); ++i) {
+                const edge& e = chain[i];
+                if (i) os << ", which waits for ";
+                os << e.kind;
+                if (e.name) os << " '" << e.name << "'";
+                os << " (" << e.resource << ") " << e.relation << " " << describe_context(e.to);
+            }
+            return os.str();
+        }
+        const edge e = wait_edge(*c);
+        if (!e.kind || !e.to) return {};
+        chain.push_back(e);
+        c = e.to;
+    }
+    return {};
+}
+
+}  // namespace troupe::detail
+
+namespace troupe::this_thread {
+
+void set_name(const char* name) noexcept {
+    context& c = this_context();
+    detail::context_access::name(c).store(name, std::memory_order_relaxed);
+    // An OS thread joins the registry now, so dumps show it by name.
+    if (detail::context_access::id(c) == 0) (void)detail::begin_wait_record();
+}
+
+}  // namespace troupe::this_thread
+
+// ------------------------------------------------------------ debuggers
+
+// What scripts/troupe-gdb.py needs to walk the registry without debug
+// information: the registry's address and the offsets of the fields it
+// reads, filled in when the library is loaded. Version 1.
+namespace {
+template <class T, class M>
+std::uint32_t offset_in(const T& obj, const M& member) noexcept {
+    return static_cast<std::uint32_t>(reinterpret_cast<const char*>(&member) -
+                                      reinterpret_cast<const char*>(&obj));
+}
+}  // namespace
+
+namespace troupe::detail {
+struct debug_layout {
+    std::uint32_t version = 1;
+    std::uint32_t fibers_head, os_threads_head;    // in registry
+    std::uint32_t reg_next, id, name, state;       // in context
+    std::uint32_t seq, kind, wait_name, resource;  // in context (its wait record)
+    std::uint32_t fctx, joiner, home, tid;         // in fiber, fiber, fiber, os_context
+    std::uint32_t parked_value;
+    registry* reg;
+};
+
+struct debug_layout_access {
+    static debug_layout make() noexcept {
+        debug_layout l;
+        registry& r = the_registry();
+        l.fibers_head = offset_in(r, r.fibers.head);
+        l.os_threads_head = offset_in(r, r.os_threads.head);
+        static fiber f;  // a probe, never run
+        const context& c = f;
+        l.reg_next = offset_in(f, c.reg_next_);
+        l.id = offset_in(f, c.id_);
+        l.name = offset_in(f, c.name_);
+        l.state = offset_in(f, c.state_);
+        l.seq = offset_in(f, c.wait_.seq);
+        l.kind = offset_in(f, c.wait_.kind);
+        l.wait_name = offset_in(f, c.wait_.name);
+        l.resource = offset_in(f, c.wait_.resource);
+        l.fctx = offset_in(f, f.fctx);
+        l.joiner = offset_in(f, f.joiner);
+        l.home = offset_in(f, f.home);
+        static os_context o;
+        l.tid = offset_in(o, o.tid);
+        l.parked_value = context::parked;
+        l.reg = &r;
+        return l;
+    }
+};
+}  // namespace troupe::detail
+
+extern "C" {
+// Read by scripts/troupe-gdb.py; `used` keeps it in static links.
+[[gnu::used, gnu::visibility("default")]] troupe::detail::debug_layout troupe_debug_layout =
+    troupe::detail::debug_layout_access::make();
+}

@@ -1,0 +1,109 @@
+#pragma once
+// Internal: the runtime's registry of clusters, user threads and OS threads
+// that have waited on a troupe primitive (docs/core.md, "Registry"). The
+// dump, the deadlock-cycle walk, the everyone-asleep check and the gdb
+// script (scripts/troupe-gdb.py reads `troupe::detail::the_registry`) all
+// read it.
+//
+// Cost: a user thread is linked in when it starts and unlinked when it is
+// joined (one uncontended mutex each); an OS thread is linked in the first
+// time it waits (its TLS exit handler unlinks it). Nothing on a fast path.
+#include <cstdint>
+#include <iosfwd>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime.hpp"
+#include "troupe/context.hpp"
+#include "troupe/detail/dump_section.hpp"
+#include "troupe/detail/wait_reason.hpp"
+
+namespace troupe::detail {
+
+// The registry's access to context's private fields.
+struct context_access {
+    static wait_reason& wait(context& c) noexcept { return c.wait_; }
+    static const wait_reason& wait(const context& c) noexcept { return c.wait_; }
+    static std::uint64_t id(const context& c) noexcept { return c.id_; }
+    static void set_id(context& c, std::uint64_t id) noexcept { c.id_ = id; }
+    static std::atomic<const char*>& name(context& c) noexcept { return c.name_; }
+    static const char* name(const context& c) noexcept {
+        return c.name_.load(std::memory_order_relaxed);
+    }
+    static context*& prev(context& c) noexcept { return c.reg_prev_; }
+    static context*& next(context& c) noexcept { return c.reg_next_; }
+    static context* next(const context& c) noexcept { return c.reg_next_; }
+    static bool parked(const context& c) noexcept {
+        return c.state_.load(std::memory_order_acquire) == context::parked;
+    }
+};
+
+// A doubly linked list of contexts through reg_prev_/reg_next_.
+struct context_list {
+    context* head = nullptr;
+    std::size_t size = 0;
+    void push(context& c) noexcept;
+    void erase(context& c) noexcept;
+};
+
+struct registry {
+    std::mutex lock;  // guards every list below
+    context_list fibers;
+    context_list os_threads;
+    // Live clusters (a fixed array: the registry allocates nothing, so the
+    // tests' leak check never sees it; clusters beyond it are not listed).
+    static constexpr std::size_t max_clusters = 256;
+    cluster_impl* clusters[max_clusters] = {};
+    std::size_t cluster_count = 0;
+    struct span {
+        cluster_impl* const* b;
+        cluster_impl* const* e;
+        cluster_impl* const* begin() const noexcept { return b; }
+        cluster_impl* const* end() const noexcept { return e; }
+    };
+    span cluster_list() const noexcept { return {clusters, clusters + cluster_count}; }
+    dump_section* sections = nullptr;
+    std::atomic<std::uint64_t> next_id{1};
+};
+
+// The process's registry (never destroyed: thread exit handlers and the
+// watch thread may use it after main returns).
+registry& the_registry() noexcept;
+
+void register_fiber(fiber& f) noexcept;
+void unregister_fiber(fiber& f) noexcept;
+void register_cluster(cluster_impl& c);
+void unregister_cluster(cluster_impl& c) noexcept;
+
+// "thread 7 'name'" or "OS thread 3 'main' (tid 1234)"; an unregistered
+// OS thread by address.
+std::string describe_context(const context* c);
+
+// An edge of the wait-for graph: what a waiting context waits on and the
+// context that must act first (a lock's owner, a joined thread), if any.
+struct edge {
+    const context* to = nullptr;
+    const char* kind = nullptr;  // nullptr: not waiting (or its record moved)
+    const char* name = nullptr;
+    const void* resource = nullptr;
+    const char* relation = "held by";
+};
+edge wait_edge(const context& c) noexcept;
+
+// The wait-for cycle that a wait by `me` on a resource held by `first`
+// would close, walking at most a bounded number of edges; empty if none.
+// Used by checked builds when a lock wait begins.
+std::string find_cycle_through(const context& me, const context* first);
+
+// Called where a kernel thread is about to sleep with nothing to do (a
+// processor's untimed idle sleep, an OS thread's futex wait in a recorded
+// wait): lets the watch thread check whether every thread is asleep.
+void note_idle_sleep() noexcept;
+// Installs the TROUPE_DUMP_SIGNAL handler and reads TROUPE_DEADLOCK, once
+// (with the first cluster).
+void watch_init_once() noexcept;
+// Counts the watch thread (and the timer thread) as troupe's own.
+std::size_t internal_thread_count() noexcept;
+
+}  // namespace troupe::detail

@@ -1,0 +1,427 @@
+// troupe::dump, the deadlock cycles, the re-lock report, the everyone-asleep
+// report, TROUPE_DUMP_SIGNAL and the gdb script (troupe/dump.hpp,
+// scripts/troupe-gdb.py). Real deadlocks cannot be undone inside a test:
+// those cases run hang_program as a child process and read what it prints.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixture.hpp"
+#include "leak_check.hpp"
+#include "troupe/blocking_lock.hpp"
+#include "troupe/condition_variable.hpp"
+#include "troupe/dump.hpp"
+#include "troupe/future.hpp"
+#include "troupe/semaphore.hpp"
+#include "troupe/thread.hpp"
+
+extern char** environ;
+
+namespace {
+
+std::string dump_now() {
+    std::ostringstream os;
+    troupe::dump(os);
+    return os.str();
+}
+
+bool has(const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+}
+
+// The dump's line for the thread named `name` ("" if none).
+std::string line_of(const std::string& dump, const std::string& name) {
+    std::istringstream in(dump);
+    for (std::string l; std::getline(in, l);)
+        if (has(l, "'" + name + "'") && has(l, ": ")) return l;
+    return "";
+}
+
+// Yields until the dump's line for `name` contains `what`; returns it.
+std::string wait_for_line(const std::string& name, const std::string& what) {
+    std::string l;
+    troupe_test::wait_until([&] {
+        l = line_of(dump_now(), name);
+        return has(l, what);
+    });
+    return l;
+}
+
+troupe::thread_attributes named(troupe::cluster& c, const char* name) {
+    troupe::thread_attributes a;
+    a.on = &c;
+    a.name = name;
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("the dump lists clusters, processors and every user thread by name and state") {
+    troupe_test::on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            troupe::blocking_lock ledger{"ledger"};
+            troupe::semaphore slots{0, "slots"};
+            troupe::future<int> answer;
+            troupe::blocking_lock cv_lock;
+            troupe::condition_variable cv;
+            bool go = false;
+            ledger.lock();  // held by this OS thread
+            troupe::this_thread::set_name("test-main");
+            troupe::thread locker{named(c, "locker"), [&] {
+                                      ledger.lock();
+                                      ledger.unlock();
+                                  }};
+            troupe::thread acquirer{named(c, "acquirer"), [&] { slots.acquire(); }};
+            troupe::thread getter{named(c, "getter"), [&] { (void)answer.get(); }};
+            troupe::thread cv_waiter{named(c, "cv-waiter"), [&] {
+                                         std::unique_lock g{cv_lock};
+                                         cv.wait(g, [&] { return go; });
+                                     }};
+            std::atomic<bool> stop_sleeping{false};
+            troupe::thread sleeper{
+                named(c, "sleeper"), [&] {
+                    while (!stop_sleeping.load())
+                        troupe::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }};
+            troupe::thread renamed{c, [&] {
+                                       troupe::this_thread::set_name("renamed");
+                                       slots.acquire();
+                                   }};
+
+            std::string l = wait_for_line("locker", "waiting for");
+            CHECK(has(l, "on blocking_lock 'ledger'"));
+            CHECK(has(l, "held by OS thread"));
+            CHECK(has(l, "'test-main'"));
+            CHECK(has(l, "1 waiting"));
+            l = wait_for_line("acquirer", "waiting for");
+            CHECK(has(l, "on semaphore 'slots'"));
+            CHECK(has(l, "count 0"));
+            l = wait_for_line("getter", "waiting for");
+            CHECK(has(l, "on future"));
+            CHECK(has(l, "not fulfilled, 1 waiting"));
+            l = wait_for_line("cv-waiter", "waiting for");
+            CHECK(has(l, "on condition_variable"));
+            l = wait_for_line("sleeper", "waiting for");
+            CHECK(has(l, "on sleep"));
+            CHECK(has(l, "from now"));
+            l = wait_for_line("renamed", "waiting for");
+            CHECK(has(l, "on semaphore 'slots'"));
+
+            const std::string d = dump_now();
+            CHECK(has(d, "processor 0: "));
+            CHECK(has(d, "user threads ("));
+            CHECK(has(d, "no deadlock cycle"));
+            CHECK(troupe::deadlock_cycles().empty());
+
+            ledger.unlock();
+            slots.release(2);
+            answer.fulfil(1);
+            {
+                std::lock_guard g{cv_lock};
+                go = true;
+            }
+            cv.notify_all();
+            stop_sleeping.store(true);
+        },
+        {2});
+}
+
+TEST_CASE("the dump names a join's thread and OS threads blocked on troupe primitives") {
+    troupe_test::on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            troupe::semaphore gate{0, "gate"};
+            troupe::future<int> reply;
+            troupe::thread worker{named(c, "worker"), [&] { gate.acquire(); }};
+            troupe::thread joiner{named(c, "joiner"), [&] { worker.join(); }};
+            std::thread os{[&] {
+                troupe::this_thread::set_name("os-waiter");
+                (void)reply.get();
+            }};
+            std::string l = wait_for_line("joiner", "waiting for");
+            CHECK(has(l, "on thread join"));
+            CHECK(has(l, "of thread"));
+            CHECK(has(l, "'worker'"));
+            l = wait_for_line("os-waiter", "waiting for");
+            CHECK(has(l, "OS thread"));
+            CHECK(has(l, "(tid "));
+            CHECK(has(l, "on future"));
+            const std::string d = dump_now();
+            const auto section = d.find("OS threads blocked on troupe primitives (");
+            REQUIRE(section != std::string::npos);
+            CHECK(d.find("'os-waiter'", section) != std::string::npos);
+            gate.release();
+            reply.fulfil(1);
+            joiner.join();
+            os.join();
+        },
+        {1, 2});
+}
+
+TEST_CASE("re-locking a blocking_lock you hold is reported in every build") {
+    troupe_test::misuse_recorder rec;
+    troupe::blocking_lock l{"twice"};
+    l.lock();
+    l.lock();  // reported, returns without effect
+    CHECK(has(rec.last(), "blocking_lock 'twice'"));
+    CHECK(has(rec.last(), "locked again by the thread that holds it"));
+    CHECK(l.owned_by_caller());
+    l.unlock();
+    CHECK_FALSE(l.owned_by_caller());
+}
+
+// ------------------------------------------------------------ child processes
+
+namespace {
+
+struct child_result {
+    std::string out, err;
+    int status = -1;
+    bool timed_out = false;
+};
+
+// Runs hang_program `mode` with `env` added; `while_running` may act on
+// the child (pid, its output so far) and returns true once it is done
+// acting (then the child's stdin is closed). Bounded: a child still running
+// after `limit` is killed and reported as timed out.
+template <class Act>
+child_result run_child(const std::vector<std::string>& argv_s, const std::vector<std::string>& env,
+                       Act&& while_running, std::chrono::seconds limit = std::chrono::seconds(60)) {
+    int in[2], out[2], err[2];
+    REQUIRE(::pipe(in) == 0);
+    REQUIRE(::pipe(out) == 0);
+    REQUIRE(::pipe(err) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+        posix_spawn_file_actions_addclose(&fa, fd);
+    std::vector<std::string> envs;
+    for (char** e = environ; *e; ++e) {
+        const std::string v = *e;
+        if (v.rfind("TROUPE_DEADLOCK=", 0) == 0 || v.rfind("TROUPE_DUMP_SIGNAL=", 0) == 0) continue;
+        envs.push_back(v);
+    }
+    for (const auto& e : env) envs.push_back(e);
+    std::vector<char*> argv, envp;
+    for (const auto& a : argv_s) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (auto& e : envs) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    REQUIRE(rc == 0);
+    child_result r;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    bool acted = false;
+    bool out_open = true, err_open = true;
+    while (out_open || err_open) {
+        if (!acted && while_running(pid, r)) {
+            acted = true;
+            ::close(in[1]);
+            in[1] = -1;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            r.timed_out = true;
+            ::kill(pid, SIGKILL);
+            break;
+        }
+        pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+        if (::poll(fds, 2, 100) <= 0) continue;
+        char buf[4096];
+        for (int i = 0; i < 2; ++i) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n <= 0) (i ? err_open : out_open) = false;
+            else (i ? r.err : r.out).append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    if (in[1] >= 0) ::close(in[1]);
+    ::close(out[0]);
+    ::close(err[0]);
+    ::waitpid(pid, &r.status, 0);
+    return r;
+}
+
+child_result run_mode(const std::string& mode, std::vector<std::string> env = {}) {
+    const char* prog = std::getenv("TROUPE_HANG_PROGRAM");
+    REQUIRE(prog != nullptr);
+    return run_child({prog, mode}, env, [](pid_t, const child_result&) { return false; });
+}
+
+int count(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a cycle of two lock waits is printed by name") {
+    const child_result r = run_mode("lock-cycle-2", {"TROUPE_DEADLOCK=off"});
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.out);
+    INFO(r.err);
+    CHECK(has(r.out, "deadlock: thread "));
+    CHECK(has(r.out, "'first' waits for blocking_lock 'b'"));
+    CHECK(has(r.out, "held by thread "));
+    CHECK(has(r.out, "'second', which waits for blocking_lock 'a'"));
+    // Checked builds report the cycle when the second wait begins.
+    CHECK(count(r.out, "misuse: deadlock:") == (troupe::checked_build ? 1 : 0));
+}
+
+TEST_CASE("a cycle of three lock waits is printed by name") {
+    const child_result r = run_mode("lock-cycle-3", {"TROUPE_DEADLOCK=off"});
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.out);
+    CHECK(has(r.out, "'first' waits for blocking_lock 'b'"));
+    CHECK(has(r.out, "'second', which waits for blocking_lock 'c'"));
+    CHECK(has(r.out, "'third', which waits for blocking_lock 'a'"));
+    CHECK(count(r.out, "\ndeadlock: ") + (r.out.rfind("deadlock: ", 0) == 0) == 1);
+    CHECK(count(r.out, "misuse: deadlock:") == (troupe::checked_build ? 1 : 0));
+}
+
+TEST_CASE("a cycle of joins is printed by name") {
+    const child_result r = run_mode("join-cycle", {"TROUPE_DEADLOCK=off"});
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.out);
+    CHECK(has(r.out, "'left' waits for thread join"));
+    CHECK(has(r.out, "of thread "));
+    CHECK(has(r.out, "'right', which waits for thread join"));
+}
+
+TEST_CASE("a cycle through a user thread and an OS thread is printed by name") {
+    const child_result r = run_mode("mixed-cycle", {"TROUPE_DEADLOCK=off"});
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.out);
+    CHECK(has(r.out, "deadlock: "));
+    CHECK(has(r.out, "'user'"));
+    CHECK(has(r.out, "OS thread "));
+    CHECK(has(r.out, "'os' (tid "));
+    CHECK(has(r.out, "blocking_lock 'user-side'"));
+    CHECK(has(r.out, "blocking_lock 'os-side'"));
+    CHECK(count(r.out, "misuse: deadlock:") == (troupe::checked_build ? 1 : 0));
+}
+
+TEST_CASE("re-locking with the default misuse handler aborts with a clear message") {
+    const child_result r = run_mode("relock");
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.err);
+    CHECK(WIFSIGNALED(r.status));
+    CHECK(has(r.err, "blocking_lock 'twice'"));
+    CHECK(has(r.err, "locked again by the thread that holds it"));
+    CHECK_FALSE(has(r.out, "returned"));
+}
+
+#if !defined(__SANITIZE_THREAD__)
+// (TSan runs a thread of its own in every process: the check then sees a
+// thread outside troupe and, rightly, reports nothing.)
+TEST_CASE("every thread asleep on troupe primitives is reported, with the dump") {
+    const child_result r = run_mode("asleep");
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.err);
+    CHECK(WIFSIGNALED(r.status));  // TROUPE_DEADLOCK's default: abort
+    CHECK(has(r.err, "troupe: all threads are asleep - deadlock!"));
+    CHECK(has(r.err, "'stuck': waiting for"));
+    CHECK(has(r.err, "semaphore 'never'"));
+    CHECK(has(r.err, "'main' (tid "));
+    CHECK_FALSE(has(r.out, "woke up"));
+}
+#endif
+
+TEST_CASE("no everyone-asleep report while a timer is pending or a thread outside troupe runs") {
+    for (const char* mode : {"asleep-timer", "asleep-outside"}) {
+        CAPTURE(mode);
+        const child_result r = run_mode(mode);
+        REQUIRE_FALSE(r.timed_out);
+        INFO(r.err);
+        CHECK(WIFEXITED(r.status));
+        CHECK(has(r.out, "woke up"));
+        CHECK_FALSE(has(r.err, "asleep - deadlock"));
+    }
+}
+
+TEST_CASE("TROUPE_DUMP_SIGNAL writes the dump to stderr and the program continues") {
+    const char* prog = std::getenv("TROUPE_HANG_PROGRAM");
+    REQUIRE(prog != nullptr);
+    bool signalled = false;
+    const child_result r =
+        run_child({prog, "signal"}, {"TROUPE_DUMP_SIGNAL=USR1", "TROUPE_DEADLOCK=off"},
+                  [&](pid_t pid, const child_result& so_far) {
+                      if (!signalled && has(so_far.out, "ready\n")) {
+                          ::kill(pid, SIGUSR1);
+                          signalled = true;
+                      }
+                      return signalled && has(so_far.err, "no deadlock cycle");
+                  });
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.err);
+    CHECK(WIFEXITED(r.status));
+    CHECK(has(r.err, "troupe dump (pid "));
+    CHECK(has(r.err, "'lock-waiter': waiting for"));
+    CHECK(has(r.err, "blocking_lock 'guarded'"));
+    CHECK(has(r.err, "'gate-waiter': waiting for"));
+}
+
+TEST_CASE("gdb: info troupe-threads and troupe-bt") {
+    const char* prog = std::getenv("TROUPE_HANG_PROGRAM");
+    const char* script = std::getenv("TROUPE_GDB_SCRIPT");
+    REQUIRE(prog != nullptr);
+    REQUIRE(script != nullptr);
+    if (::access("/usr/bin/gdb", X_OK) != 0) {
+        MESSAGE("gdb is not installed (/usr/bin/gdb): the gdb script's test is skipped");
+        return;
+    }
+    // Thread ids are process-wide: the program's first user thread is 1
+    // (its main thread registers later, when it names itself or waits).
+    const child_result r = run_child(
+        {"/usr/bin/gdb",
+         "-nx",
+         "-batch",
+         "-ex",
+         "set debuginfod enabled off",
+         "-ex",
+         "handle SIGUSR1 SIGUSR2 SIG34 SIG35 nostop noprint",
+         "-ex",
+         std::string("source ") + script,
+         "-ex",
+         "run",
+         "-ex",
+         "info troupe-threads",
+         "-ex",
+         "troupe-bt 1",
+         "-ex",
+         "kill",
+         "--args",
+         prog,
+         "gdb"},
+        {"TROUPE_DEADLOCK=off"}, [](pid_t, const child_result&) { return false; },
+        std::chrono::seconds(120));
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.out);
+    INFO(r.err);
+    CHECK(has(r.out, "user threads (2):"));
+    CHECK(has(r.out, "thread 1 'lock-waiter': waiting on blocking_lock 'guarded'"));
+    CHECK(has(r.out, "'gate-waiter': waiting on semaphore 'gate'"));
+    // The backtrace of thread 1 runs through the lock's slow path.
+    CHECK(has(r.out, "lock_slow"));
+}

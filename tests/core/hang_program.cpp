@@ -1,0 +1,229 @@
+// A program that hangs on purpose, in the way its first argument names, for
+// dump_test.cpp (run as a child process: a real deadlock cannot be undone
+// inside a test) and for the gdb script's test (scripts/troupe-gdb.py).
+//
+// Modes that leave a deadlock print the dump to stdout once it shows the
+// cycle, then end with _exit(0) (nothing can be joined). Misuse reports go
+// to stdout as "misuse: <message>" and the program goes on.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "troupe/blocking_lock.hpp"
+#include "troupe/cluster.hpp"
+#include "troupe/dump.hpp"
+#include "troupe/error.hpp"
+#include "troupe/future.hpp"
+#include "troupe/semaphore.hpp"
+#include "troupe/thread.hpp"
+
+namespace {
+
+void say(const std::string& s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+}
+
+std::string dump_text() {
+    std::ostringstream os;
+    troupe::dump(os);
+    return os.str();
+}
+
+// Polls (yielding) until the dump shows `what` `count` times.
+void wait_for_dump(std::string_view what, int count = 1) {
+    for (;;) {
+        const std::string d = dump_text();
+        int n = 0;
+        for (std::size_t at = d.find(what); at != std::string::npos; at = d.find(what, at + 1)) ++n;
+        if (n >= count) return;
+        std::this_thread::yield();
+    }
+}
+
+[[noreturn]] void finish_with_dump() {
+    while (troupe::deadlock_cycles().empty()) std::this_thread::yield();
+    say(dump_text());
+    std::_Exit(0);
+}
+
+// Two or three user threads, each holding one lock and waiting for the next.
+[[noreturn]] void lock_cycle(int n) {
+    static troupe::blocking_lock locks[3] = {troupe::blocking_lock{"a"}, troupe::blocking_lock{"b"},
+                                             troupe::blocking_lock{"c"}};
+    static const char* names[3] = {"first", "second", "third"};
+    static std::atomic<int> holding{0};
+    static int size = n;
+    for (int i = 0; i < n; ++i) {
+        troupe::thread_attributes a;
+        a.name = names[i];
+        // Detached by leaking the handle: these threads never finish.
+        new troupe::thread(a, [i] {
+            locks[i].lock();
+            holding.fetch_add(1);
+            while (holding.load() < size) troupe::this_thread::yield();
+            locks[(i + 1) % size].lock();
+        });
+    }
+    finish_with_dump();
+}
+
+// Two user threads joining each other.
+[[noreturn]] void join_cycle() {
+    static troupe::thread* t[2];
+    static troupe::future<int> ready;
+    troupe::thread_attributes a;
+    a.name = "left";
+    t[0] = new troupe::thread(a, [] {
+        ready.get();
+        t[1]->join();
+    });
+    a.name = "right";
+    t[1] = new troupe::thread(a, [] {
+        ready.get();
+        t[0]->join();
+    });
+    ready.fulfil(1);
+    finish_with_dump();
+}
+
+// A user thread and an OS thread, each holding one lock, wait for the other's.
+[[noreturn]] void mixed_cycle() {
+    static troupe::blocking_lock a{"user-side"}, b{"os-side"};
+    static std::atomic<int> holding{0};
+    troupe::thread_attributes at;
+    at.name = "user";
+    new troupe::thread(at, [] {
+        a.lock();
+        holding.fetch_add(1);
+        while (holding.load() < 2) troupe::this_thread::yield();
+        b.lock();
+    });
+    std::thread([] {
+        troupe::this_thread::set_name("os");
+        b.lock();
+        holding.fetch_add(1);
+        while (holding.load() < 2) std::this_thread::yield();
+        a.lock();
+    }).detach();
+    finish_with_dump();
+}
+
+// Every thread asleep on a troupe primitive: main waits for a future that a
+// user thread would fulfil after a semaphore that nobody releases.
+[[noreturn]] void everyone_asleep() {
+    static troupe::semaphore never{0, "never"};
+    static troupe::future<int> result;
+    troupe::thread_attributes a;
+    a.name = "stuck";
+    new troupe::thread(a, [] {
+        never.acquire();
+        result.fulfil(1);
+    });
+    troupe::this_thread::set_name("main");
+    result.get();  // the watch thread reports (TROUPE_DEADLOCK=abort: abort)
+    say("woke up\n");
+    std::_Exit(0);
+}
+
+// As above, but a timer (a sleeping user thread) releases the semaphore:
+// nothing must be reported.
+[[noreturn]] void asleep_with_timer() {
+    static troupe::semaphore later{0, "later"};
+    static troupe::future<int> result;
+    new troupe::thread([] {
+        later.acquire();
+        result.fulfil(1);
+    });
+    new troupe::thread([] {
+        troupe::this_thread::sleep_for(std::chrono::milliseconds(700));
+        later.release();
+    });
+    result.get();
+    say("woke up\n");
+    std::_Exit(0);
+}
+
+// As above, but an OS thread outside troupe (sleeping in the kernel, not on
+// a troupe primitive) releases it: nothing must be reported.
+[[noreturn]] void asleep_with_outside_thread() {
+    static troupe::semaphore later{0, "later"};
+    static troupe::future<int> result;
+    new troupe::thread([] {
+        later.acquire();
+        result.fulfil(1);
+    });
+    std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        later.release();
+    }).detach();
+    result.get();
+    say("woke up\n");
+    std::_Exit(0);
+}
+
+// Parked user threads for TROUPE_DUMP_SIGNAL and the gdb script; then
+// stops itself (SIGTRAP: gdb takes over) or waits for the dump signal.
+[[noreturn]] void parked(bool for_gdb) {
+    static troupe::blocking_lock l{"guarded"};
+    static troupe::semaphore gate{0, "gate"};
+    l.lock();
+    troupe::thread_attributes a;
+    a.name = "lock-waiter";
+    new troupe::thread(a, [] {
+        l.lock();
+        l.unlock();
+    });
+    a.name = "gate-waiter";
+    new troupe::thread(a, [] { gate.acquire(); });
+    wait_for_dump("waiting for", 2);
+    if (for_gdb) {
+        std::raise(SIGTRAP);
+        std::_Exit(0);
+    }
+    say("ready\n");
+    // The parent sends the signal; the dump goes to stderr. Then it closes
+    // our stdin.
+    char c;
+    while (::read(0, &c, 1) > 0) {}
+    std::_Exit(0);
+}
+
+[[noreturn]] void relock() {
+    static troupe::blocking_lock l{"twice"};
+    l.lock();
+    l.lock();  // reported in every build (the default handler aborts)
+    say("returned\n");
+    std::_Exit(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode != "relock" && mode != "asleep")
+        troupe::set_misuse_handler(
+            [](std::string_view m) { say("misuse: " + std::string(m) + "\n"); });
+    // Every mode runs on the default cluster.
+    if (mode == "lock-cycle-2") lock_cycle(2);
+    if (mode == "lock-cycle-3") lock_cycle(3);
+    if (mode == "join-cycle") join_cycle();
+    if (mode == "mixed-cycle") mixed_cycle();
+    if (mode == "asleep") everyone_asleep();
+    if (mode == "asleep-timer") asleep_with_timer();
+    if (mode == "asleep-outside") asleep_with_outside_thread();
+    if (mode == "signal") parked(false);
+    if (mode == "gdb") parked(true);
+    if (mode == "relock") relock();
+    std::fprintf(stderr, "hang_program: unknown mode '%s'\n", mode.c_str());
+    return 2;
+}
