@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
     const long workers = bench::option(argc, argv, "workers", 4);
     const long procs = bench::option(argc, argv, "processors", 2);
     const std::string consumer = bench::option_text(argc, argv, "consumer", "os");
+    // --lend=1 (consumer=os): main lends its kernel thread to the pool while
+    // it waits (troupe::lend_while_blocked).
+    const bool lend = bench::option(argc, argv, "lend", 0) != 0;
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<long> in{100, "jobs"}, out{100, "results"};
@@ -39,6 +42,9 @@ int main(int argc, char** argv) {
         };
         if (consumer == "user") {
             troupe::thread c{pool, consume};
+        } else if (lend) {
+            troupe::lend_while_blocked l{pool};
+            consume();
         } else {
             consume();
         }

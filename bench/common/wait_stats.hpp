@@ -67,7 +67,8 @@ private:
     static std::uint64_t upper(int i) noexcept {
         if (i < (1 << sub_bits)) return static_cast<std::uint64_t>(i);
         const int shift = (i >> sub_bits) - 1;
-        const std::uint64_t mant = (1u << sub_bits) | (static_cast<unsigned>(i) & ((1u << sub_bits) - 1));
+        const std::uint64_t mant =
+            (1u << sub_bits) | (static_cast<unsigned>(i) & ((1u << sub_bits) - 1));
         return ((mant + 1) << shift) - 1;
     }
     std::array<std::uint64_t, buckets> counts_{};
