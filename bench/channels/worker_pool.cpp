@@ -1,7 +1,9 @@
 // bench=worker_pool, system=troupe: a Go-style worker pool. A feeder user
 // thread sends --jobs ints into `jobs`; 4 worker user threads square each
 // and send it to `results`; the consumer (--consumer=os: the main OS thread,
-// --consumer=user: a user thread) receives them all. Channels of capacity
+// --consumer=os_lend: the main OS thread lending its kernel thread to the
+// pool while it waits, troupe::lend_while_blocked; --consumer=user: a user
+// thread) receives them all. Channels of capacity
 // 100 (as in the usual Go example). Reports seconds for the whole run.
 //
 // Twin: bench/peers/go/worker_pool.go.
@@ -19,9 +21,6 @@ int main(int argc, char** argv) {
     const long workers = bench::option(argc, argv, "workers", 4);
     const long procs = bench::option(argc, argv, "processors", 2);
     const std::string consumer = bench::option_text(argc, argv, "consumer", "os");
-    // --lend=1 (consumer=os): main lends its kernel thread to the pool while
-    // it waits (troupe::lend_while_blocked).
-    const bool lend = bench::option(argc, argv, "lend", 0) != 0;
 
     troupe::cluster pool{static_cast<std::size_t>(procs)};
     troupe::channel<long> in{100, "jobs"}, out{100, "results"};
@@ -42,7 +41,7 @@ int main(int argc, char** argv) {
         };
         if (consumer == "user") {
             troupe::thread c{pool, consume};
-        } else if (lend) {
+        } else if (consumer == "os_lend") {
             troupe::lend_while_blocked l{pool};
             consume();
         } else {
