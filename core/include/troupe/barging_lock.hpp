@@ -20,9 +20,10 @@
 /// competes for it with running threads; a waiter that loses queues again at
 /// the head of the queue, keeping the time it started waiting. Only one woken
 /// waiter is in flight at a time (an unlock meanwhile wakes nobody). Starved
-/// mode, decided by each unlock that finds waiters: if the first waiter has
-/// waited at least `starvation_after`, it is made the owner before it is
-/// woken, so nobody can barge in between. Details: docs/locks.md.
+/// mode, decided by each unlock that finds waiters: if the first waiter (or
+/// the woken waiter still on its way) has waited at least
+/// `starvation_after`, it is made the owner before it runs, so nobody can
+/// barge in between. Details: docs/locks.md.
 ///
 /// Cost: one atomic word (owner, waiters, queue lock) as for `blocking_lock`;
 /// uncontended `lock` and `unlock` are one CAS each. A contended `lock`
