@@ -10,8 +10,9 @@
 #                        1+1, 2+2, 4+4, processors = GOMAXPROCS = 2 (ops_per_s)
 #   chan_rendezvous_rtt  capacity-0 ping-pong round trip, 1 and 2 processors
 #                        (ns_per_op)
-#   worker_pool          feeder -> 4 workers -> consumer (main OS thread or a
-#                        user thread), 100,000 jobs, 2 processors (seconds)
+#   worker_pool          feeder -> 4 workers -> consumer (main OS thread, main
+#                        lending its kernel thread, or a user thread), 100,000
+#                        jobs, 2 processors (seconds)
 #   chan_close_drain     close under load, values lost (troupe; must be 0)
 set -uo pipefail
 # shellcheck source=../lib.sh
@@ -54,7 +55,7 @@ for ((r = 1; r <= RUNS; r++)); do
         run "$bin/channels_boost_fiber_chan_rendezvous_rtt" --processors=$p \
             --rounds=$([ "$p" = 1 ] && echo $rtt_rounds || echo $((rtt_rounds / 20)))
     done
-    for c in os user; do
+    for c in os os_lend user; do
         run "$bin/channels_worker_pool" --jobs=$pool_jobs --processors=$procs --consumer=$c
         run "$gobin/worker_pool" --jobs=$pool_jobs --processors=$procs --consumer=$c
     done

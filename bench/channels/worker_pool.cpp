@@ -1,7 +1,9 @@
 // bench=worker_pool, system=troupe: a Go-style worker pool. A feeder user
 // thread sends --jobs ints into `jobs`; 4 worker user threads square each
 // and send it to `results`; the consumer (--consumer=os: the main OS thread,
-// --consumer=user: a user thread) receives them all. Channels of capacity
+// --consumer=os_lend: the main OS thread lending its kernel thread to the
+// pool while it waits, troupe::lend_while_blocked; --consumer=user: a user
+// thread) receives them all. Channels of capacity
 // 100 (as in the usual Go example). Reports seconds for the whole run.
 //
 // Twin: bench/peers/go/worker_pool.go.
@@ -39,6 +41,9 @@ int main(int argc, char** argv) {
         };
         if (consumer == "user") {
             troupe::thread c{pool, consume};
+        } else if (consumer == "os_lend") {
+            troupe::lend_while_blocked l{pool};
+            consume();
         } else {
             consume();
         }

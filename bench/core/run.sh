@@ -40,6 +40,9 @@ for ((r = 1; r <= RUNS; r++)); do
     run core_lock_contended --ms=$contend_ms --ctx=os
     run core_lock_contended --ms=$contend_ms --ctx=user
     run core_std_lock_contended --ms=$contend_ms
+    run core_lock_contended --ms=$contend_ms --ctx=os --lock=barging
+    run core_lock_contended --ms=$contend_ms --ctx=user --lock=barging
+    run core_std_lock_contended --ms=$contend_ms --bench=lock_contended_barging
 
     run core_sem_uncontended --iters=$lock_iters --ctx=os
     run core_sem_uncontended --iters=$lock_iters --ctx=user

@@ -293,6 +293,12 @@ void park() noexcept {
         (void)self.state_.load(std::memory_order_acquire);
         return;
     }
+    // Lending (troupe::lend_while_blocked): run the cluster's ready user
+    // threads here first; a wake meanwhile only banks a permit.
+    detail::lend_kernel_thread(self);
+    expected = context::permit;
+    if (self.state_.compare_exchange_strong(expected, context::running, std::memory_order_acquire))
+        return;
     // An OS thread polls its permit briefly before sleeping (adaptive, see
     // spin_for_permit): a wake that comes soon (a lock hand-off, a reply)
     // then costs no futex on either side.

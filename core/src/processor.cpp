@@ -24,6 +24,7 @@ namespace {
 }
 
 [[gnu::noinline]] processor* current_processor() noexcept { return tls_processor; }
+void set_current_processor(processor* p) noexcept { tls_processor = p; }
 
 processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
     : owner(c),
@@ -64,6 +65,7 @@ void processor::reset_after_retire() noexcept {
 
 bool processor::push(fiber* f, bool from_yield) noexcept {
     processor* self = current_processor();
+    if (guest_ && self != this) return false;  // a guest is filled only by its own thread
     // Once `f` is queued it may run, finish, and let the cluster be
     // destroyed while we still look at this processor to wake it: a pusher
     // from outside the cluster registers itself so the destructor waits.
@@ -115,7 +117,7 @@ void processor::hand_off(fiber* f) noexcept {
         // Go's rule: the newer hand-off runs next, the older one waits its
         // turn in the queue, where idle processors may steal it at once.
         if (!push(previous)) owner.schedule(previous);
-    } else {
+    } else if (!guest_) {  // a guest runs its hand-off itself (nobody can steal it)
         owner.idlers.wake_one_unless_watched();
     }
 }
@@ -193,7 +195,7 @@ fiber* processor::steal_handoff_from(processor& v, std::int64_t now) noexcept {
 fiber* processor::find_work(bool steal_handoffs) noexcept {
     if (fiber* f = take_local()) return f;
     const std::size_t n = owner.processor_count();
-    if (n <= 1) return nullptr;
+    if (n <= 1 && !guest_) return nullptr;
     const std::size_t start = rng_.below(n);  // a cheap per-thief random starting victim
     bool handoffs = false;
     for (std::size_t k = 0; k < n; ++k) {

@@ -141,6 +141,17 @@ public:
     void request_retire() noexcept;
     void request_stop() noexcept;
 
+    // Guests (core/src/lending.cpp): a processor object that an OS thread
+    // blocked in park() runs as while it lends its kernel thread to the
+    // cluster. Not in the cluster's slots or idle group (nobody steals from
+    // it or wakes it); it takes pushes only from its own kernel thread, and
+    // only while lending.
+    void make_guest() noexcept;
+    // Runs ready user threads of the cluster on the calling OS thread until
+    // `waiter` has a banked permit or no work is found; then hands whatever
+    // is queued here to the cluster's processors.
+    void lend(context& waiter) noexcept;
+
     // Switching (called on the fiber's stack).
     [[noreturn]] static void fiber_entry_finish(fiber* self);
     static void switch_out(fiber* self, post_action a) noexcept;
@@ -168,6 +179,7 @@ private:
     fiber* idle() noexcept;
     bool handoff_pending_elsewhere() const noexcept;
 
+    bool guest_ = false;  // set once, before the guest is first used
     spinlock qlock_{"ready queue"};
     fiber* head_ = nullptr;
     fiber* tail_ = nullptr;
@@ -244,6 +256,12 @@ public:
     const schedule_settings settings;
 
     static constexpr std::size_t max_processors = 256;
+    // Guest processors for OS threads that lend their kernel thread while
+    // blocked (lending.cpp): taken for one lend, returned after it; nullptr
+    // if all are in use.
+    static constexpr std::size_t max_guests = 16;
+    processor* acquire_guest() noexcept;
+    void release_guest(processor* g) noexcept;
     processor* active_at(std::size_t i) const noexcept {
         return slots_[i].load(std::memory_order_acquire);
     }
@@ -270,7 +288,17 @@ private:
     bool pin_;
     std::atomic<std::size_t> live_{0};
     std::atomic<context*> shutdown_waiter_{nullptr};
+    // Guests, made on first use (guest_made_ grows with release, under
+    // guest_busy_'s claim of the slot) and freed with the cluster.
+    std::unique_ptr<processor> guests_[max_guests];
+    std::atomic<bool> guest_busy_[max_guests] = {};
 };
 processor* current_processor() noexcept;
+// Sets what current_processor() returns on this kernel thread (a guest).
+void set_current_processor(processor* p) noexcept;
+// park() on an OS thread, before it spins and sleeps: if the thread lends
+// its kernel thread (troupe::lend_while_blocked), runs ready user threads of
+// that cluster until `self` has a banked permit or nothing is ready.
+void lend_kernel_thread(context& self) noexcept;
 
 }  // namespace troupe::detail

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "troupe/barging_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/mcs_lock.hpp"
 #include "troupe/mutex_stmt.hpp"
@@ -164,6 +165,12 @@ TEST_CASE("user threads, blocking_lock (parks, yields inside), opposite and rand
     user_threads_same_set<yielding<troupe::blocking_lock>, 2>(true);
     user_threads_same_set<yielding<troupe::blocking_lock>, 4>(true);
     user_threads_same_set<yielding<troupe::blocking_lock>, 8>(true);
+}
+
+TEST_CASE("barging_lock from user threads and OS threads, opposite and random orders") {
+    user_threads_same_set<yielding<troupe::barging_lock>, 2>(true);
+    user_threads_same_set<yielding<troupe::barging_lock>, 5>(true);
+    os_threads_same_set<troupe::barging_lock, 4>();
 }
 
 TEST_CASE("user threads, non-parking locks, opposite and random orders") {

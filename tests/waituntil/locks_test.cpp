@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "troupe/barging_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/future.hpp"
 #include "troupe/thread.hpp"
@@ -197,4 +198,54 @@ TEST_CASE("a lock handed over while the statement waits runs its body under the 
             }
         },
         {1, 2});
+}
+
+TEST_CASE("barging_lock clauses: and/or shapes against servers that barge") {
+    // Servers take the locks by lock() (barging while waits are short); the
+    // statement's clauses are handed the lock when queued. Nobody is ever
+    // inside twice, and every clause body runs while its waiter owns the lock.
+    on_processors([](troupe::cluster& c) {
+        guarded<troupe::barging_lock> A;
+        guarded<troupe::barging_lock> B;
+        std::atomic<bool> stop{false};
+        std::atomic<long> server_ops{0};
+        std::vector<troupe::thread> servers;
+        std::vector<std::thread> os_servers;
+        auto serve = [&](int s) {
+            while (!stop.load(std::memory_order_relaxed)) {
+                auto take = [&](auto& g) {
+                    g.lock.lock();
+                    g.critical();
+                    g.lock.unlock();
+                };
+                if (s == 0) take(A), take(B);
+                else take(B), take(A);
+                ++server_ops;
+                if (s == 0) troupe::this_thread::yield();
+            }
+        };
+        servers.emplace_back(c, [&] { serve(0); });
+        os_servers.emplace_back([&] { serve(1); });
+        long statement_bodies = 0;
+        run_in(c, [&] {
+            for (int i = 0; i < iterations; ++i) {
+                auto a = [&] { A.critical(), ++statement_bodies; };
+                auto b = [&] { B.critical(), ++statement_bodies; };
+                waituntil(on(A.lock, a) | on(B.lock, b));
+                waituntil(on(A.lock, a) & on(B.lock, b));
+                CHECK_FALSE(A.lock.owned_by_caller());
+                CHECK_FALSE(B.lock.owned_by_caller());
+            }
+        });
+        stop = true;
+        for (auto& s : servers) s.join();
+        for (auto& s : os_servers) s.join();
+        CHECK(A.overlaps + B.overlaps == 0);
+        CHECK(A.not_owner + B.not_owner == 0);
+        CHECK(A.count + B.count == statement_bodies + 2 * server_ops.load());
+        CHECK(statement_bodies == 3L * iterations);
+        CHECK(A.lock.try_lock());
+        CHECK(B.lock.try_lock());
+        A.lock.unlock(), B.lock.unlock();
+    });
 }

@@ -2,7 +2,9 @@
 // feeder goroutine sends -jobs ints into `jobs`; 4 worker goroutines square
 // each and send it to `results`; the consumer (-consumer=os: the main
 // goroutine, -consumer=user: another goroutine; Go has no difference, both
-// rows are kept for the table) receives them all. Reports seconds.
+// rows are kept for the table; -consumer=os_lend, the troupe row whose main
+// thread lends its kernel thread, is the main goroutine here too) receives
+// them all. Reports seconds.
 //
 // Build: go build -o worker_pool worker_pool.go common.go (GO111MODULE=off).
 package main

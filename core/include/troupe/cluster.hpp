@@ -108,6 +108,29 @@ cluster& default_cluster();
 /// called from an OS thread.
 cluster& this_cluster();
 
+/// RAII, experimental: while alive, the calling OS thread lends its kernel
+/// thread to `c` whenever it blocks on a troupe primitive (a channel, a
+/// lock, a future, a join...): before it sleeps it runs ready user threads
+/// of `c`, as a guest processor, until its own wait is over or `c` has
+/// nothing ready. So a consumer on `main` that waits for the pool it feeds
+/// from runs the producers instead of sleeping and being woken (Go's `main`
+/// is a goroutine). The cost: its wait can end only when the user thread it
+/// is running parks, yields or finishes (there is no preemption), so a
+/// blocking call may return up to one user thread's run later than without
+/// lending. Must be created and destroyed on the same OS thread (not on a
+/// user thread, where it does nothing) and destroyed before `c`. Nests
+/// (the innermost wins). nothrow.
+class lend_while_blocked {
+public:
+    explicit lend_while_blocked(cluster& c) noexcept;
+    ~lend_while_blocked();
+    lend_while_blocked(const lend_while_blocked&) = delete;
+    lend_while_blocked& operator=(const lend_while_blocked&) = delete;
+
+private:
+    detail::cluster_impl* previous_;
+};
+
 /// RAII: sets the default cluster's processor count to `n` while alive and
 /// restores the previous count at destruction (like Cforall's
 /// `processor p[n]`, but naming the total rather than an increment).

@@ -1,5 +1,6 @@
 #pragma once
 /// Everything in troupe core.
+#include "troupe/barging_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/cluster.hpp"
 #include "troupe/condition_variable.hpp"

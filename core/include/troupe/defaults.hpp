@@ -72,5 +72,10 @@ inline constexpr int spinlock_spins = 64;
 /// pauses 44 M/s, 16 pauses 54-56 M/s, 32 or 64 unsteady (16-63 M/s).
 inline constexpr int spinlock_backoff_pauses = 16;
 
+/// How long a `barging_lock` waiter may wait before an unlock hands it the
+/// lock instead of letting running threads barge (Go's `sync.Mutex`
+/// starvation threshold, `starvationThresholdNs`).
+inline constexpr std::chrono::microseconds barging_starvation{1000};
+
 }  // namespace core
 }  // namespace troupe::defaults

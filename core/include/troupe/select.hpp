@@ -227,6 +227,16 @@ public:
         n.queued_ = true;
         ++size_;
     }
+    /// Queues `n` first (a waiter that keeps its place after losing a race).
+    void push_front(select_node& n) noexcept {
+        n.prev_ = nullptr;
+        n.next_ = head_;
+        if (head_) head_->prev_ = &n;
+        else tail_ = &n;
+        head_ = &n;
+        n.queued_ = true;
+        ++size_;
+    }
     select_node* pop_front() noexcept {
         select_node* n = head_;
         if (n) remove(*n);
