@@ -28,7 +28,7 @@ LOWER_IS_BETTER = {"ns_per_op", "seconds", "max_rss_kb", "cpu_percent"}
 HIGHER_IS_BETTER = {"ops_per_s"}
 # Metrics that are correctness checks, not measurements: metric -> the value
 # every run must report. Printed as a check (OK / FAILED), never plotted.
-CHECKS = {"lost_values": 0.0}
+CHECKS = {"lost_values": 0.0, "check_mismatch": 0.0}
 
 
 def parse_line(line):
