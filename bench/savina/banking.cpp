@@ -70,7 +70,7 @@ troupe::allocation account::receive(credit& c) {
 
 SAVINA_BENCH(banking) {
     const long accounts = info.size("accounts", 1'000, 100);
-    const long n = info.size("n", 600'000, 20'000);
+    const long n = info.size("n", 200'000, 20'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     std::vector<account> all(static_cast<std::size_t>(accounts));

@@ -59,7 +59,7 @@ troupe::allocation sink_actor::receive(done&) {
 
 SAVINA_BENCH(big) {
     const long actors = info.size("actors", 120, 40);
-    const long n = info.size("n", 20'000, 1'000);
+    const long n = info.size("n", 8'000, 1'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     std::vector<big_actor> all(static_cast<std::size_t>(actors));

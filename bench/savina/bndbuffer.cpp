@@ -116,7 +116,7 @@ troupe::allocation manager::receive(consumer_free& m) {
 SAVINA_BENCH(bndbuffer) {
     const long producers = info.size("producers", 40, 10);
     const long consumers = info.size("consumers", 40, 10);
-    const long items = info.size("items", 10'000, 1'000);
+    const long items = info.size("items", 5'000, 1'000);
     const long capacity = info.size("capacity", 50, 50);
     troupe::actor_system sys{savina::config(info)};
     std::atomic<long> total{0};

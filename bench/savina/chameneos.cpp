@@ -85,7 +85,7 @@ troupe::allocation mall::receive(meet_request& r) {
 
 SAVINA_BENCH(chameneos) {
     const long count = info.size("chameneos", 100, 100);
-    const long n = info.size("n", 800'000, 20'000);
+    const long n = info.size("n", 400'000, 20'000);
     troupe::actor_system sys{savina::config(info)};
     std::atomic<long> total{0};
     bench::stopwatch t;

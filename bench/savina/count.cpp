@@ -51,7 +51,7 @@ troupe::allocation counter::receive(retrieve& r) {
 }
 
 SAVINA_BENCH(count) {
-    const long n = info.size("n", 5'000'000, 100'000);
+    const long n = info.size("n", 2'500'000, 100'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     counter c;

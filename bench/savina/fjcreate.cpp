@@ -25,7 +25,7 @@ struct worker : troupe::actor {
 };
 
 SAVINA_BENCH(fjcreate) {
-    const long n = info.size("n", 1'000'000, 20'000);
+    const long n = info.size("n", 500'000, 20'000);
     troupe::actor_system sys{savina::config(info)};
     std::atomic<long> done{0};
     bench::stopwatch t;

@@ -24,7 +24,7 @@ struct worker : troupe::actor {
 
 SAVINA_BENCH(fjthrput) {
     const long actors = info.size("actors", 60, 60);
-    const long n = info.size("n", 40'000, 2'000);
+    const long n = info.size("n", 20'000, 2'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     std::vector<worker> workers(static_cast<std::size_t>(actors));

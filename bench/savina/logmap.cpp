@@ -66,7 +66,7 @@ troupe::allocation rate_computer::receive(compute& c) {
 
 SAVINA_BENCH(logmap) {
     const long n_series = info.size("series", 10, 10);
-    const long terms = info.size("terms", 100'000, 5'000);
+    const long terms = info.size("terms", 50'000, 5'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     collector sink;

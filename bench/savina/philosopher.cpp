@@ -77,7 +77,7 @@ troupe::allocation arbitrator::receive(hungry& h) {
 
 SAVINA_BENCH(philosopher) {
     const long n = info.size("philosophers", 20, 20);
-    const long rounds = info.size("rounds", 50'000, 2'000);
+    const long rounds = info.size("rounds", 25'000, 2'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     arbitrator arb;

@@ -38,7 +38,7 @@ troupe::allocation pong_actor::receive(ping_msg& m) {
 }
 
 SAVINA_BENCH(pingpong) {
-    const long n = info.size("n", 2'000'000, 50'000);
+    const long n = info.size("n", 1'000'000, 50'000);
     troupe::actor_system sys{savina::config(info)};
     bench::stopwatch t;
     pong_actor pong;

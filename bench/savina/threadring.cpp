@@ -37,7 +37,7 @@ struct ring_actor : troupe::actor {
 
 SAVINA_BENCH(threadring) {
     const long actors = info.size("actors", 100, 100);
-    const long n = info.size("n", 4'000'000, 100'000);
+    const long n = info.size("n", 1'000'000, 100'000);
     troupe::actor_system sys{savina::config(info)};
     long stopped_at = -1;
     exit_msg bye;

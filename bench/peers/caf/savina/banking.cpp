@@ -62,7 +62,7 @@ caf::behavior teller(caf::stateful_actor<teller_state>* self, long n_accounts, l
 
 SAVINA_BENCH(banking) {
     const long accounts = info.size("accounts", 1'000, 100);
-    const long n = info.size("n", 600'000, 20'000);
+    const long n = info.size("n", 200'000, 20'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

@@ -62,7 +62,7 @@ caf::behavior sink_actor(caf::stateful_actor<sink_state>* self) {
 
 SAVINA_BENCH(big) {
     const long actors = info.size("actors", 120, 40);
-    const long n = info.size("n", 20'000, 1'000);
+    const long n = info.size("n", 8'000, 1'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

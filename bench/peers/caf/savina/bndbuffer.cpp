@@ -95,7 +95,7 @@ caf::behavior consumer(caf::stateful_actor<producer_state>* self, caf::actor mgr
 SAVINA_BENCH(bndbuffer) {
     const long producers = info.size("producers", 40, 10);
     const long consumers = info.size("consumers", 40, 10);
-    const long items = info.size("items", 10'000, 1'000);
+    const long items = info.size("items", 5'000, 1'000);
     const long capacity = info.size("capacity", 50, 50);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);

@@ -71,7 +71,7 @@ caf::behavior chameneo(caf::stateful_actor<chameneo_state>* self, caf::actor the
 
 SAVINA_BENCH(chameneos) {
     const long count = info.size("chameneos", 100, 100);
-    const long n = info.size("n", 800'000, 20'000);
+    const long n = info.size("n", 400'000, 20'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

@@ -27,7 +27,7 @@ caf::behavior producer(caf::event_based_actor* self, caf::actor target, long n, 
 }
 
 SAVINA_BENCH(count) {
-    const long n = info.size("n", 5'000'000, 100'000);
+    const long n = info.size("n", 2'500'000, 100'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

@@ -10,7 +10,7 @@ caf::behavior worker(caf::event_based_actor* self, std::atomic<long>* done) {
 }
 
 SAVINA_BENCH(fjcreate) {
-    const long n = info.size("n", 1'000'000, 20'000);
+    const long n = info.size("n", 500'000, 20'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

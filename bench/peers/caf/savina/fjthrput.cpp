@@ -24,7 +24,7 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self, std::atomic<long>*
 
 SAVINA_BENCH(fjthrput) {
     const long actors = info.size("actors", 60, 60);
-    const long n = info.size("n", 40'000, 2'000);
+    const long n = info.size("n", 20'000, 2'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

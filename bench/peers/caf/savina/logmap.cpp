@@ -47,7 +47,7 @@ caf::behavior series(caf::stateful_actor<series_state>* self, caf::actor compute
 
 SAVINA_BENCH(logmap) {
     const long n_series = info.size("series", 10, 10);
-    const long terms = info.size("terms", 100'000, 5'000);
+    const long terms = info.size("terms", 50'000, 5'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

@@ -61,7 +61,7 @@ caf::behavior philosopher(caf::stateful_actor<philosopher_state>* self, caf::act
 
 SAVINA_BENCH(philosopher) {
     const long n = info.size("philosophers", 20, 20);
-    const long rounds = info.size("rounds", 50'000, 2'000);
+    const long rounds = info.size("rounds", 25'000, 2'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

@@ -28,7 +28,7 @@ caf::behavior ping_actor(caf::stateful_actor<ping_state>* self, caf::actor pong,
 }
 
 SAVINA_BENCH(pingpong) {
-    const long n = info.size("n", 2'000'000, 50'000);
+    const long n = info.size("n", 1'000'000, 50'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};

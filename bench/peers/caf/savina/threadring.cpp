@@ -29,7 +29,7 @@ caf::behavior ring_actor(caf::stateful_actor<ring_state>* self, long id, long* s
 
 SAVINA_BENCH(threadring) {
     const long actors = info.size("actors", 100, 100);
-    const long n = info.size("n", 4'000'000, 100'000);
+    const long n = info.size("n", 1'000'000, 100'000);
     caf::actor_system_config cfg;
     savina::configure(cfg, info);
     caf::actor_system system{cfg};
