@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 FIELDS = ["bench", "system", "metric", "value", "params"]
-LOWER_IS_BETTER = {"ns_per_op", "seconds", "max_rss_kb", "cpu_percent"}
+LOWER_IS_BETTER = {"ns_per_op", "seconds", "max_rss_kb", "cpu_percent", "cpu_seconds", "wall_seconds"}
 HIGHER_IS_BETTER = {"ops_per_s"}
 # Metrics that are correctness checks, not measurements: metric -> the value
 # every run must report. Printed as a check (OK / FAILED), never plotted.
