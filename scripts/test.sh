@@ -6,7 +6,8 @@
 # (tests/consumers/run.sh: Meson subproject, pkg-config, CMake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+# libcaf-dev: the Savina suite's CAF twins, compared at --quick size (suite 'savina').
+bash scripts/deps.sh libcaf-dev
 configs=("${@:-all}")
 [ "${configs[0]}" = all ] && configs=(release asan tsan)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -1,0 +1,19 @@
+#pragma once
+// troupe side of the Savina suite: the driver (registry.hpp) plus the
+// executor configuration from --workers.
+#include "registry.hpp"
+#include "troupe/actors.hpp"
+
+namespace savina {
+
+/// The default configuration with --workers=N; --placement=grouped (not
+/// used by bench/run: the suite measures the defaults) for diagnosis.
+inline troupe::executor_config config(const run_info& info) {
+    troupe::executor_config cfg;
+    cfg.workers = static_cast<std::size_t>(info.workers);
+    if (bench::option_text(info.argc, info.argv, "placement", "spread") == "grouped")
+        cfg.placement = troupe::external_placement::grouped;
+    return cfg;
+}
+
+}  // namespace savina
