@@ -6,7 +6,9 @@
 // Each body calls get(). After the statement the client waits until the
 // server finished the round (a semaphore), resets the futures and starts the
 // next round (another semaphore): a cheap handshake so the server never
-// races ahead. Reports statements (rounds) per second.
+// races ahead. Reports statements (rounds) per second. --rounds=N runs N
+// rounds (rounded up to 64) instead of --ms, for instruction counts under
+// callgrind (with --processors=1 the count per round is repeatable).
 //
 // Twin: bench/peers/go/select_futures.go (futures as buffered channels of
 // one element, the predicates as select loops).
@@ -25,6 +27,7 @@
 int main(int argc, char** argv) {
     using troupe::on;
     const long ms = bench::option(argc, argv, "ms", 2000);
+    const long fixed_rounds = bench::option(argc, argv, "rounds", 0);
     const long procs = bench::option(argc, argv, "processors", 2);
     const std::string predicate = bench::option_text(argc, argv, "predicate", "or");
     int shape = predicate == "or"      ? 0
@@ -51,41 +54,33 @@ int main(int argc, char** argv) {
                               }
                           }};
     bench::clock::time_point t0, t1;
-    troupe::thread client{pool, [&] {
-                              auto a = [&] { sum += A.get(); };
-                              auto b = [&] { sum += B.get(); };
-                              auto c = [&] { sum += C.get(); };
-                              t0 = bench::clock::now();
-                              const auto until = t0 + std::chrono::milliseconds(ms);
-                              while (bench::clock::now() < until) {
-                                  for (int i = 0; i < 64;
-                                       ++i) {  // read the clock now and then only
-                                      go.release();
-                                      switch (shape) {
-                                      case 0:
-                                          troupe::waituntil(on(A, a) | on(B, b) | on(C, c));
-                                          break;
-                                      case 1:
-                                          troupe::waituntil(on(A, a) & on(B, b) & on(C, c));
-                                          break;
-                                      case 2:
-                                          troupe::waituntil((on(A, a) & on(B, b)) | on(C, c));
-                                          break;
-                                      default:
-                                          troupe::waituntil((on(A, a) | on(B, b)) & on(C, c));
-                                          break;
-                                      }
-                                      done.acquire();
-                                      A.reset();
-                                      B.reset();
-                                      C.reset();
-                                      ++rounds;
-                                  }
-                              }
-                              t1 = bench::clock::now();
-                              stop.store(true, std::memory_order_relaxed);
-                              go.release();
-                          }};
+    troupe::thread client{
+        pool, [&] {
+            auto a = [&] { sum += A.get(); };
+            auto b = [&] { sum += B.get(); };
+            auto c = [&] { sum += C.get(); };
+            t0 = bench::clock::now();
+            const auto until = t0 + std::chrono::milliseconds(ms);
+            while (fixed_rounds > 0 ? rounds < fixed_rounds : bench::clock::now() < until) {
+                for (int i = 0; i < 64; ++i) {  // read the clock now and then only
+                    go.release();
+                    switch (shape) {
+                    case 0: troupe::waituntil(on(A, a) | on(B, b) | on(C, c)); break;
+                    case 1: troupe::waituntil(on(A, a) & on(B, b) & on(C, c)); break;
+                    case 2: troupe::waituntil((on(A, a) & on(B, b)) | on(C, c)); break;
+                    default: troupe::waituntil((on(A, a) | on(B, b)) & on(C, c)); break;
+                    }
+                    done.acquire();
+                    A.reset();
+                    B.reset();
+                    C.reset();
+                    ++rounds;
+                }
+            }
+            t1 = bench::clock::now();
+            stop.store(true, std::memory_order_relaxed);
+            go.release();
+        }};
     client.join();
     server.join();
     if (sum < rounds) bench::fail("select_futures: a statement ran no body");

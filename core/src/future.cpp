@@ -2,8 +2,9 @@
 // one load.
 //
 // Transitions ("store" releases L):
-//   fulfil     empty[|W] -> |L, store the value, pop every live waiter,
-//              store has_value|has_error|L, wake the select waiters,
+//   fulfil     empty -> |L, store the value, store has_value|has_error
+//              empty|W -> |L, store the value, store has_value|has_error|L,
+//              pop every live waiter (waking select waiters at once),
 //              store has_value|has_error (W clear: the queue is empty)
 //   wait       empty[|W] -> |L, push, store empty|W; or (state set) store back
 //   reset      x -> x|L, throw if W, clear the value, store empty
@@ -29,13 +30,19 @@ std::string future_details(const void* f) {
            std::to_string(fut->waiters()) + " waiting";
 }
 const wait_describer future_wait_info{&future_details, nullptr};
+// Out of line and cold: the destructor's common case stays a load and a test.
+[[gnu::noinline, gnu::cold]] void wait_for_queue_unlock(const std::atomic<std::uintptr_t>& word) {
+    queue_backoff b;
+    do b.pause();
+    while (word.load(std::memory_order_acquire) & queue_lock_bit);
+}
 }  // namespace
 
 future_base::~future_base() {
     // F1: a thread that saw the state (published under L, F3) may destroy
     // us while fulfil still wakes select waiters; wait for its last touch.
-    queue_backoff b;
-    while (word_.load(std::memory_order_acquire) & queue_lock_bit) b.pause();
+    if (word_.load(std::memory_order_acquire) & queue_lock_bit) [[unlikely]]
+        wait_for_queue_unlock(word_);
     if constexpr (checked_build) {
         if (word_.load(std::memory_order_acquire) & waiters_bit)
             report_destroyed_with_waiters("future", nullptr, this, waiting_.size());
@@ -47,17 +54,18 @@ void future_base::throw_already_fulfilled() const {
                        ": fulfilled twice (reset() it before fulfilling again)");
 }
 
-bool future_base::publish_and_wake(std::uintptr_t new_state) noexcept {
-    grant_list to_wake;
-    while (select_node* n = waiting_.pop_claimed()) to_wake.add(*n);
-    const bool any = to_wake.size() > 0;
-    // F3: the state first (L still held), then the select waiters: a woken
+bool future_base::publish_and_wake(std::uintptr_t w, std::uintptr_t new_state) noexcept {
+    if (!(w & waiters_bit)) {
+        unlock_queue(word_, new_state);  // F1: publishes the state; the last touch of *this
+        return false;
+    }
+    // F3: the state first (L still held), then the waiters: a woken
     // waituntil runs the clause body at once, and the body must see the
     // future available.
-    if (to_wake.has_selects()) {
-        word_.store(new_state | queue_lock_bit, std::memory_order_release);
-        to_wake.wake_selects_locked();
-    }
+    word_.store(new_state | queue_lock_bit, std::memory_order_release);
+    grant_list to_wake;
+    while (select_node* n = waiting_.pop_claimed()) to_wake.add_published(*n);
+    const bool any = to_wake.size() > 0;
     unlock_queue(word_, new_state);  // F1: the last touch of *this
     to_wake.grant_all();
     return any;

@@ -80,12 +80,12 @@ protected:
             unlock_queue(word_, w);
             throw;
         }
-        return publish_and_wake(new_state);  // releases L
+        return publish_and_wake(w, new_state);  // releases L
     }
     void begin_reset();  // takes L; throws future_error (L released) if waiters
     void end_reset() noexcept;
     [[noreturn]] void throw_already_fulfilled() const;
-    bool publish_and_wake(std::uintptr_t new_state) noexcept;
+    bool publish_and_wake(std::uintptr_t w, std::uintptr_t new_state) noexcept;
 
     // state | W | L (docs/locks.md).
     mutable std::atomic<std::uintptr_t> word_{empty};

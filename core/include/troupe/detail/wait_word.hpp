@@ -98,18 +98,33 @@ void park_until(Done&& done, const char* kind, const char* name, const void* add
 }
 
 /// Waiters to wake after a multi-wake (semaphore release(n), future fulfil)
-/// publishes its new payload. Three steps, in this order:
-///  1. add(n) under L, for each dequeued, won node whose operation is done;
-///  2. store the new payload with L still set, then wake_selects_locked():
-///     select nodes (exclusive or general mode) are woken now, under L,
-///     because only L keeps such a node alive (unregister_select takes L),
-///     and after the payload is visible, because a waituntil waiter that is
-///     awake runs the clause's body as soon as its wake is counted (a
-///     future's body must see available(), a semaphore's the new count);
-///  3. release L, then grant_all(): plain nodes are granted and unparked.
+/// publishes its new payload. A select node (exclusive or general mode) is
+/// woken under L, because only L keeps it alive (unregister_select takes
+/// L), and only once the new payload is in the word, because a waituntil
+/// waiter that is awake runs the clause's body as soon as its wake is
+/// counted (a future's body must see available(), a semaphore's the new
+/// count). Plain nodes are granted and unparked after L is released. Two
+/// ways to use it:
+///  - payload known before dequeuing (future): store it with L still set,
+///    then add_published(n) for each dequeued, won node (a select node is
+///    woken at once), release L, grant_all();
+///  - payload known only after dequeuing (semaphore: the count is what no
+///    waiter took): add(n) for each, store the payload with L still set,
+///    wake_selects_locked(), release L, grant_all().
 class grant_list {
 public:
-    /// Step 1, under L: `n` was dequeued, won (try_claim) and its operation done.
+    /// Under L, the new payload already in the word: `n` was dequeued, won
+    /// (try_claim) and its operation done.
+    void add_published(select_node& n) noexcept {
+        ++count_;
+        if (!n.is_plain()) {
+            n.wake();
+            return;
+        }
+        nodes_.push_back(n);
+    }
+    /// Under L, before the payload is stored: as add_published, but a
+    /// select node waits for wake_selects_locked().
     void add(select_node& n) noexcept {
         ++count_;
         selects_ += n.is_plain() ? 0 : 1;
@@ -117,10 +132,12 @@ public:
     }
     /// How many nodes were added.
     std::size_t size() const noexcept { return count_; }
-    /// Whether step 2 has anything to do (else the early store is skipped).
+    /// Whether add() deferred a select node (else the early store can be
+    /// skipped).
     bool has_selects() const noexcept { return selects_ > 0; }
-    /// Step 2, under L, after the word holds the new payload: wakes every
-    /// select node (unlinked first: wake() may be the last touch).
+    /// Under L, after the word holds the new payload: wakes every select
+    /// node that add() deferred (unlinked first: wake() may be the last
+    /// touch).
     void wake_selects_locked() noexcept {
         for (select_node* n = nodes_.front(); n != nullptr;) {
             select_node* const next = node_queue::next_of(*n);
@@ -130,10 +147,11 @@ public:
             }
             n = next;
         }
+        selects_ = 0;
     }
-    /// Step 3, after L is released: grants and unparks each plain node in
-    /// FIFO order. The node is unlinked and its waiter read before the
-    /// grant, which is the last touch of the node.
+    /// After L is released: grants and unparks each plain node in FIFO
+    /// order. The node is unlinked and its waiter read before the grant,
+    /// which is the last touch of the node.
     void grant_all() noexcept {
         while (select_node* n = nodes_.pop_front()) {
             context& c = n->waiter();
