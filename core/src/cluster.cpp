@@ -8,6 +8,7 @@
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
@@ -49,6 +50,7 @@ cluster_impl::cluster_impl(const cluster_options& o)
       name(o.name),
       settings(resolve(o)),
       pin_(o.pin) {
+    trace::start_if_requested();  // before any processor runs (docs/trace.md)
     set_processor_count(o.processors ? o.processors : available_concurrency());
 }
 
@@ -160,13 +162,20 @@ void cluster_impl::place(fiber* f, processor* p) noexcept {
 
 void cluster_impl::make_ready(fiber* f) noexcept {
     processor* self = current_processor();
+    // The trace's wake (the flow arrow's tail); its time is taken before f
+    // can run, and only f's address is recorded after (it may be running).
+    const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
     if (self && &self->owner == this) {
         // Woken by a thread of this cluster (or its scheduler): run where
         // the data it was handed is, next.
         self->hand_off(f);
+        if (trace_t0) [[unlikely]]
+            trace::unpark(f, trace_t0, trace::placed::handoff);
         return;
     }
     schedule(f);
+    if (trace_t0) [[unlikely]]
+        trace::unpark(f, trace_t0, trace::placed::queued);
 }
 
 void cluster_impl::schedule(fiber* f) noexcept { place(f, f->last ? f->last : pick()); }

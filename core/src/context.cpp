@@ -16,6 +16,7 @@
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
 #include "troupe/topology.hpp"
@@ -209,9 +210,13 @@ void processor::run_fiber(fiber* f) noexcept {
         // needs no saving: install the fiber's, take it back, leave empty.
         *eh_ = f->eh;
         *errno_ = f->saved_errno;
+        // The execution trace's run slice (docs/trace.md): one flag load when off.
+        const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
         tls_running = f;
         bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
         tls_running = nullptr;
+        if (trace_t0) [[unlikely]]
+            trace::run_slice(f, trace_t0, static_cast<trace::slice_end>(action));
         f->saved_errno = *errno_;
         f->eh = *eh_;
         *eh_ = eh_state{};
@@ -298,6 +303,7 @@ void park() noexcept {
     // About to sleep: let the runtime owning this kernel thread react (it
     // must not park; a wake it causes for us only banks a permit).
     if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
+    const std::uint64_t trace_t0 = detail::trace::on() ? detail::trace::now() : 0;
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked,
                                              std::memory_order_acq_rel)) {
@@ -308,6 +314,8 @@ void park() noexcept {
     }
     while (self.state_.load(std::memory_order_acquire) == context::parked)
         detail::futex_wait(self.state_, context::parked);
+    if (trace_t0) [[unlikely]]
+        detail::trace::os_park(&self.state_, trace_t0);
 }
 
 void unpark(context& c) noexcept {
@@ -343,7 +351,11 @@ void unpark(context& c) noexcept {
                     auto* f = static_cast<detail::fiber*>(&c);
                     f->home->make_ready(f);
                 } else {
+                    const std::uint64_t trace_t0 = detail::trace::on() ? detail::trace::now() : 0;
                     detail::futex_wake(*word);
+                    // The address only, as a key: `c` may be gone already.
+                    if (trace_t0) [[unlikely]]
+                        detail::trace::unpark(word, trace_t0, detail::trace::placed::os_thread);
                 }
                 return;
             }
@@ -395,6 +407,8 @@ void fiber_start(fiber* f, void (*invoke)(void*)) {
     f->tsan_fiber = __tsan_create_fiber(0);
 #endif
     f->home->thread_started();
+    if (trace::on()) [[unlikely]]
+        trace::spawn(f, f->name);
 #if defined(TROUPE_STATISTICS)
     if (processor* p = current_processor(); p && &p->owner == f->home)
         p->counters.created.fetch_add(1, std::memory_order_relaxed);

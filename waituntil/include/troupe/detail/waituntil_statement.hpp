@@ -11,6 +11,7 @@
 
 #include "troupe/context.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/detail/waituntil_tree.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
@@ -109,6 +110,7 @@ inline void report_stray_wake() {
 /// earlier (a stray unpark) parks again: the winner's unpark is still owed.
 inline void await_winner(statement& s) noexcept {
     for (;;) {
+        trace::note_park("waituntil");  // the execution trace's park reason
         park();
         const std::uintptr_t st = s.status.load(std::memory_order_acquire);
         // A won word holds the winning node's address (above every status
@@ -297,6 +299,7 @@ waituntil_result<Tree::leaves> run_general(Tree& t, Else* otherwise, std::size_t
                 // adds 1 and unparks only when it brings -1 back to 0.
                 ++s.decrements;
                 if (s.counter.fetch_sub(1, std::memory_order_acq_rel) - 1 < 0) {
+                    trace::note_park("waituntil");
                     park();
                     // The wake that unparks us first brings the counter back
                     // to 0; a park that ends before (a stray unpark) must not
