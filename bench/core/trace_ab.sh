@@ -14,7 +14,8 @@
 # Make the second build with
 #   BUILD_ROOT=build-notrace TARGETS="bench/channels/channels_chan_contend \
 #     bench/actors/actors_dynamic_send" bash scripts/build.sh release -Dtrace=false
-# QUICK=1 shrinks sizes (never quote those).
+# QUICK=1 shrinks sizes (never quote those); CONTEND_MS and DYNAMIC_N set
+# the chan_contend window and the actor_dynamic_send length.
 set -euo pipefail
 BUILD=${BUILD:?BUILD must name the release build directory (trace hooks built in)}
 NOTRACE=${NOTRACE:?NOTRACE must name a release build directory configured with -Dtrace=false}
@@ -26,8 +27,8 @@ if [ "${QUICK:-0}" = 1 ]; then
   contend=(--producers=1 --consumers=1 --ms=300 --capacity=128 --processors=2)
   dynamic=(--n=2000000 --workers=2)
 else
-  contend=(--producers=1 --consumers=1 --ms=2000 --capacity=128 --processors=2)
-  dynamic=(--n=20000000 --workers=2)
+  contend=(--producers=1 --consumers=1 --ms=${CONTEND_MS:-2000} --capacity=128 --processors=2)
+  dynamic=(--n=${DYNAMIC_N:-20000000} --workers=2)
 fi
 
 one() {  # one MODE PROGRAM ARGS...
