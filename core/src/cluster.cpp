@@ -161,21 +161,33 @@ void cluster_impl::place(fiber* f, processor* p) noexcept {
 }
 
 void cluster_impl::make_ready(fiber* f) noexcept {
+    // The traced variant out of line: here one flag test, and the calls
+    // below stay tail calls.
+    if (trace::on()) [[unlikely]]
+        return make_ready_traced(f);
     processor* self = current_processor();
-    // The trace's wake (the flow arrow's tail); its time is taken before f
-    // can run, and only f's address is recorded after (it may be running).
-    const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
     if (self && &self->owner == this) {
         // Woken by a thread of this cluster (or its scheduler): run where
         // the data it was handed is, next.
         self->hand_off(f);
-        if (trace_t0) [[unlikely]]
-            trace::unpark(f, trace_t0, trace::placed::handoff);
         return;
     }
     schedule(f);
-    if (trace_t0) [[unlikely]]
-        trace::unpark(f, trace_t0, trace::placed::queued);
+}
+
+// make_ready recording the trace's wake (the flow arrow's tail): its time
+// is taken before f can run, and only f's address is recorded after (f may
+// be running by then).
+[[gnu::noinline, gnu::cold]] void cluster_impl::make_ready_traced(fiber* f) noexcept {
+    const std::uint64_t t0 = trace::now();
+    processor* self = current_processor();
+    if (self && &self->owner == this) {
+        self->hand_off(f);
+        trace::unpark(f, t0, trace::placed::handoff);
+        return;
+    }
+    schedule(f);
+    trace::unpark(f, t0, trace::placed::queued);
 }
 
 void cluster_impl::schedule(fiber* f) noexcept { place(f, f->last ? f->last : pick()); }

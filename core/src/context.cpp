@@ -267,6 +267,17 @@ void processor::run_fiber(fiber* f) noexcept {
 
 }  // namespace detail
 
+namespace detail {
+// unpark's OS-thread wake, recording the trace's wake (out of line: the
+// untraced path stays one flag test). The address only, as a key: the
+// context may be gone already.
+[[gnu::noinline, gnu::cold]] void traced_futex_wake(std::atomic<std::uint32_t>* word) noexcept {
+    const std::uint64_t t0 = trace::now();
+    futex_wake(*word);
+    trace::unpark(word, t0, trace::placed::os_thread);
+}
+}  // namespace detail
+
 [[gnu::noinline]] context& this_context() noexcept {
     // Out of line (a fiber may resume on another kernel thread, so no
     // caller may keep a TLS address across a switch): one load.
@@ -350,12 +361,10 @@ void unpark(context& c) noexcept {
                 if (user) {
                     auto* f = static_cast<detail::fiber*>(&c);
                     f->home->make_ready(f);
+                } else if (detail::trace::on()) [[unlikely]] {
+                    detail::traced_futex_wake(word);
                 } else {
-                    const std::uint64_t trace_t0 = detail::trace::on() ? detail::trace::now() : 0;
                     detail::futex_wake(*word);
-                    // The address only, as a key: `c` may be gone already.
-                    if (trace_t0) [[unlikely]]
-                        detail::trace::unpark(word, trace_t0, detail::trace::placed::os_thread);
                 }
                 return;
             }

@@ -17,6 +17,8 @@
 #include "troupe/blocking_lock.hpp"
 #include "troupe/channel.hpp"
 #include "troupe/cluster.hpp"
+#include "troupe/context.hpp"
+#include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/future.hpp"
 #include "troupe/thread.hpp"
@@ -161,17 +163,30 @@ TEST_CASE("trace: channel ping-pong, a lock and computing threads on two process
 TEST_CASE("trace: an OS thread waits on a future a user thread fulfils") {
     troupe_test::watchdog w{"trace future"};
     troupe::cluster c{1};
+    // main must really sleep in park() for the trace to show it: no spin,
+    // and the fulfilling thread waits until main's park reached its block
+    // hook (called just before the futex sleep; the hook is core's, as the
+    // actor workers use it). A fulfil in the few instructions between the
+    // hook and the sleep only banks a permit (no slice that round); the
+    // yields after the hook make that rare, and 8 rounds need one sleep.
+    const troupe::park_spin_policy before = troupe::get_park_spin_policy();
+    troupe::set_park_spin_policy({0, false});
+    std::atomic<bool> blocking{false};
+    troupe::detail::set_block_hook(
+        [](void* b) noexcept { static_cast<std::atomic<bool>*>(b)->store(true); }, &blocking);
     for (int round = 0; round < 8; ++round) {
+        blocking.store(false);
         troupe::future<int> f;
         troupe::thread t{c, [&] {
-                             // Let main block first more often than not (no
-                             // timing is relied on: either order is correct).
-                             for (int i = 0; i < 100; ++i) troupe::this_thread::yield();
+                             troupe_test::wait_until([&] { return blocking.load(); });
+                             for (int i = 0; i < 50; ++i) troupe::this_thread::yield();
                              f.fulfil(round);
                          }};
         CHECK(f.get() == round);  // main (an OS thread) parks on the future
         t.join();
     }
+    troupe::detail::set_block_hook(nullptr, nullptr);
+    troupe::set_park_spin_policy(before);
     std::printf("TRACE-EXPECT os-park future\n");
     std::fflush(stdout);
 }
