@@ -6,8 +6,8 @@
 // that have ended). A buffer is a power-of-two ring; the newest events
 // overwrite the oldest. The owner writes an event's words with relaxed
 // atomic stores and then publishes it with a release store of `head`;
-// the writer reads `head` (acquire), copies the ring, and reads `head`
-// again after an acquire fence: events the owner may have overwritten
+// the writer reads `head` (acquire), copies the ring (acquire loads), and
+// reads `head` again: events the owner may have overwritten
 // meanwhile are dropped (a seqlock's read side), so a thread that still
 // records while the file is written cannot tear an event.
 #include "troupe/detail/trace.hpp"
@@ -380,10 +380,12 @@ std::vector<item> collect(std::uint64_t& dropped,
         for (std::uint64_t k = first; k < h1; ++k) {
             auto* slot = reinterpret_cast<std::uint64_t*>(&b->ring[k & b->mask]);
             auto* out = reinterpret_cast<std::uint64_t*>(&copy[k - first]);
+            // acquire (a plain load on x86): the second look at head
+            // below cannot move before these reads (the seqlock's read
+            // side; a fence would do the same, but TSan does not model it).
             for (std::size_t w = 0; w < event_words; ++w)
-                out[w] = std::atomic_ref<std::uint64_t>(slot[w]).load(std::memory_order_relaxed);
+                out[w] = std::atomic_ref<std::uint64_t>(slot[w]).load(std::memory_order_acquire);
         }
-        std::atomic_thread_fence(std::memory_order_acquire);
         const std::uint64_t h2 = b->head.load(std::memory_order_relaxed);
         const std::uint64_t valid = std::max(first, h2 > cap ? h2 - cap : 0);
         dropped += valid;  // overwritten before (or while) we looked
