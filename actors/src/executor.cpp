@@ -1,5 +1,6 @@
 // The executor: construction, termination detection, waking, stop.
 #include "executor.hpp"
+#include "troupe/detail/trace.hpp"
 
 #include <cxxabi.h>
 #include <sched.h>
@@ -101,6 +102,7 @@ executor::executor(const executor_config& c, actor_system* o)
       mailbox_count(cfg.mailboxes),
       user_threads(cfg.threads == worker_threads::user),
       idle_(cfg.workers, idle_group::spinner_duty::hint) {
+    trace::start_if_requested();  // before any worker runs (docs/trace.md)
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
     if (user_threads) {
@@ -316,6 +318,7 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
                     next_report = clock::time_point::max();
                 }
             }
+            trace::note_park("actor system stop");
             park();  // exactly one unpark, from whoever exchanged `waiter` away
             if (armed) timer_cancel(t);
             if (live() == 0) {

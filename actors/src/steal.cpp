@@ -1,5 +1,6 @@
 // Mailbox stealing: victim choice, candidate scan and the two-CAS swap.
 #include "executor.hpp"
+#include "troupe/detail/trace.hpp"
 
 namespace troupe::detail {
 
@@ -68,6 +69,8 @@ bool worker::steal_from(std::size_t v) noexcept {
         }
         count(stats.steals);
         count(stats.stolen, pending);
+        if (trace::on()) [[unlikely]]
+            trace::mailbox_steal(cand->index, v);
         // Ownership hints follow the swap. The stolen mailbox's owner is us:
         // we are awake and scan it before we could park, and our park check
         // locks it, which publishes this store to later senders.

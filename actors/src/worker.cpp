@@ -9,6 +9,7 @@
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
 
@@ -140,6 +141,8 @@ void worker::run() noexcept {
         set_user_thread_hooks(&user_worker_hooks, this);
     } else {
         tls_worker = this;
+        trace::label_thread("actor worker", index,
+                            exec.cfg.name.empty() ? nullptr : exec.cfg.name.c_str());
         set_block_hook(&about_to_block, this);
         if (exec.cfg.pin && exec.machine && exec.machine->is_this_system())
             (void)exec.machine->bind_current_thread(exec.worker_pu[index]);
@@ -199,7 +202,9 @@ void worker::loop() {
             next_steal = steal_gap;
             continue;
         }
-        g.start_spinning(idle_);  // no-op while counted
+        if (trace::on()) [[unlikely]]
+            trace::batches_idle();  // the trace's run of small batches ends here
+        g.start_spinning(idle_);    // no-op while counted
         if (ended_since_check_) {
             ended_since_check_ = false;
             // Pairs with the stopper's fence (Dekker): either it sees our
@@ -243,6 +248,8 @@ void worker::loop() {
         if (user) troupe::this_thread::yield();
         else cpu_relax();
     }
+    if (trace::on()) [[unlikely]]
+        trace::batches_idle();
     g.stop_spinning(idle_);
 }
 
@@ -276,6 +283,10 @@ void worker::process(mailbox& mb) {
     const std::uint32_t n = local_->size();
     count(stats.gulps);
     count(stats.gulped, n);
+    // The execution trace's batch (troupe/detail/trace.hpp: big batches
+    // alone, small ones summed per run).
+    const bool tracing = trace::on();
+    const std::uint64_t trace_t0 = tracing ? trace::batch_begin(n) : 0;
     // No atomics from here to the clear: the batch is ours alone.
     batch_began.store(timestamp(), std::memory_order_relaxed);
     batch_ = &mb;
@@ -298,6 +309,8 @@ void worker::process(mailbox& mb) {
     // actors again: a sender moved to another worker by a steal cannot
     // overtake its own earlier messages (FIFO per sender).
     flush_stages();
+    if (tracing) [[unlikely]]
+        trace::batch_end(mb.index, n, trace_t0, exec.user_threads);
     // release: publishes the behaviours' effects to the next gulper of mb
     // (which reads the flag with acquire under the lock).
     mb.being_processed.store(false, std::memory_order_release);

@@ -9,6 +9,7 @@
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
@@ -51,6 +52,7 @@ cluster_impl::cluster_impl(const cluster_options& o)
       settings(resolve(o)),
       pin_(o.pin) {
     watch_init_once();  // TROUPE_DUMP_SIGNAL, TROUPE_DEADLOCK (first cluster)
+    trace::start_if_requested();  // before any processor runs (docs/trace.md)
     set_processor_count(o.processors ? o.processors : available_concurrency());
     register_cluster(*this);
 }
@@ -166,6 +168,10 @@ void cluster_impl::place(fiber* f, processor* p) noexcept {
 }
 
 void cluster_impl::make_ready(fiber* f) noexcept {
+    // The traced variant out of line: here one flag test, and the calls
+    // below stay tail calls.
+    if (trace::on()) [[unlikely]]
+        return make_ready_traced(f);
     processor* self = current_processor();
     if (self && &self->owner == this) {
         // Woken by a thread of this cluster (or its scheduler): run where
@@ -174,6 +180,21 @@ void cluster_impl::make_ready(fiber* f) noexcept {
         return;
     }
     schedule(f);
+}
+
+// make_ready recording the trace's wake (the flow arrow's tail): its time
+// is taken before f can run, and only f's address is recorded after (f may
+// be running by then).
+[[gnu::noinline, gnu::cold]] void cluster_impl::make_ready_traced(fiber* f) noexcept {
+    const std::uint64_t t0 = trace::now();
+    processor* self = current_processor();
+    if (self && &self->owner == this) {
+        self->hand_off(f);
+        trace::unpark(f, t0, trace::placed::handoff);
+        return;
+    }
+    schedule(f);
+    trace::unpark(f, t0, trace::placed::queued);
 }
 
 void cluster_impl::schedule(fiber* f) noexcept { place(f, f->last ? f->last : pick()); }

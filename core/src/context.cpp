@@ -18,6 +18,7 @@
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
 #include "troupe/topology.hpp"
@@ -215,11 +216,15 @@ void processor::run_fiber(fiber* f) noexcept {
         // needs no saving: install the fiber's, take it back, leave empty.
         *eh_ = f->eh;
         *errno_ = f->saved_errno;
+        // The execution trace's run slice (docs/trace.md): one flag load when off.
+        const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
         tls_running = f;
         shown.store(f, std::memory_order_relaxed);  // for dumps
         bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
         shown.store(nullptr, std::memory_order_relaxed);
         tls_running = nullptr;
+        if (trace_t0) [[unlikely]]
+            trace::run_slice(f, trace_t0, static_cast<trace::slice_end>(action));
         f->saved_errno = *errno_;
         f->eh = *eh_;
         *eh_ = eh_state{};
@@ -270,6 +275,17 @@ void processor::run_fiber(fiber* f) noexcept {
 
 }  // namespace detail
 
+namespace detail {
+// unpark's OS-thread wake, recording the trace's wake (out of line: the
+// untraced path stays one flag test). The address only, as a key: the
+// context may be gone already.
+[[gnu::noinline, gnu::cold]] void traced_futex_wake(std::atomic<std::uint32_t>* word) noexcept {
+    const std::uint64_t t0 = trace::now();
+    futex_wake(*word);
+    trace::unpark(word, t0, trace::placed::os_thread);
+}
+}  // namespace detail
+
 [[gnu::noinline]] context& this_context() noexcept {
     // Out of line (a fiber may resume on another kernel thread, so no
     // caller may keep a TLS address across a switch): one load.
@@ -314,6 +330,7 @@ void park() noexcept {
     // idle pollers know we stop polling.
     if (const detail::block_hook h = detail::tls_block_hook; h.fn) h.fn(h.arg);
     detail::idle_sleeping();
+    const std::uint64_t trace_t0 = detail::trace::on() ? detail::trace::now() : 0;
     expected = context::running;
     if (!self.state_.compare_exchange_strong(expected, context::parked,
                                              std::memory_order_acq_rel)) {
@@ -327,6 +344,8 @@ void park() noexcept {
     if (self.wait_.seq.load(std::memory_order_relaxed) & 1) detail::note_idle_sleep();
     while (self.state_.load(std::memory_order_acquire) == context::parked)
         detail::futex_wait(self.state_, context::parked);
+    if (trace_t0) [[unlikely]]
+        detail::trace::os_park(&self.state_, trace_t0);
 }
 
 void unpark(context& c) noexcept {
@@ -361,6 +380,8 @@ void unpark(context& c) noexcept {
                 if (user) {
                     auto* f = static_cast<detail::fiber*>(&c);
                     f->home->make_ready(f);
+                } else if (detail::trace::on()) [[unlikely]] {
+                    detail::traced_futex_wake(word);
                 } else {
                     detail::futex_wake(*word);
                 }
@@ -419,6 +440,8 @@ void fiber_start(fiber* f, void (*invoke)(void*)) {
 #endif
     f->home->thread_started();
     register_fiber(*f);
+    if (trace::on()) [[unlikely]]
+        trace::spawn(f, f->name);
 #if defined(TROUPE_STATISTICS)
     if (processor* p = current_processor(); p && &p->owner == f->home)
         p->counters.created.fetch_add(1, std::memory_order_relaxed);

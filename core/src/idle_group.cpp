@@ -1,6 +1,7 @@
 // The idle group: the one parking primitive of processors and actor
 // workers (see troupe/detail/idle_group.hpp and docs/scheduler.md).
 #include "troupe/detail/idle_group.hpp"
+#include "troupe/detail/trace.hpp"
 
 #include <thread>
 
@@ -91,12 +92,16 @@ bool idle_group::sleep(member& m) noexcept {
         // whose CAS took the word off asleep (wake()); a wake that came
         // before this park is banked in the permit. park() never returns
         // spuriously, so the word is no longer asleep afterwards.
+        trace::note_park("idle");
         park();
         m.slept_ = true;
         return true;
     }
+    const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
     // Only a waker changes asleep; a spurious futex return sleeps again.
     while (m.word_.load(std::memory_order_seq_cst) == asleep_) futex_wait(m.word_, asleep_);
+    if (trace_t0) [[unlikely]]
+        trace::idle(&m, trace_t0);
     return true;
 }
 
@@ -110,9 +115,12 @@ bool idle_group::sleep_until(member& m, std::chrono::steady_clock::time_point de
         if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
         return woken;
     }
+    const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
     while (m.word_.load(std::memory_order_seq_cst) == asleep_ &&
            std::chrono::steady_clock::now() < deadline)
         futex_wait_until(m.word_, asleep_, deadline);
+    if (trace_t0) [[unlikely]]
+        trace::idle(&m, trace_t0);
     if (watching) watchers_.fetch_sub(1, std::memory_order_seq_cst);
     return m.word_.load(std::memory_order_seq_cst) != asleep_;
 }
@@ -142,6 +150,7 @@ bool idle_group::park_context_until(member& m,
     } catch (...) {
         return false;  // no timer (allocation failure): report a timeout at once
     }
+    trace::note_park("idle");
     park();  // the one unpark: a waker's or the timer's
     m.slept_ = true;
     timer_cancel(t);  // waits out a running callback: timer_won is final
@@ -183,8 +192,14 @@ bool idle_group::wake(member& m, wake_as how) noexcept {
     if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_,
                                         std::memory_order_seq_cst)) {
         // Our CAS made us the member's one waker (see sleep and withdraw).
-        if (ctx) unpark(*ctx);
-        else futex_wake(m.word_);
+        if (ctx) {
+            unpark(*ctx);
+        } else {
+            const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
+            futex_wake(m.word_);
+            if (trace_t0) [[unlikely]]
+                trace::unpark(&m, trace_t0, trace::placed::idle_member);
+        }
         return true;
     }
     // Someone else woke it (or it withdrew). Our transient count may have

@@ -11,6 +11,7 @@
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/topology.hpp"
 
 #if defined(TROUPE_TSAN)
@@ -205,6 +206,8 @@ fiber* processor::find_work(bool steal_handoffs) noexcept {
 #if defined(TROUPE_STATISTICS)
             counters.steals.fetch_add(1, std::memory_order_relaxed);
 #endif
+            if (trace::on()) [[unlikely]]
+                trace::steal(f, v->index, false);
             return f;
         }
         handoffs = handoffs || v->runnext_.load(std::memory_order_relaxed) != nullptr;
@@ -218,6 +221,8 @@ fiber* processor::find_work(bool steal_handoffs) noexcept {
 #if defined(TROUPE_STATISTICS)
             counters.steals.fetch_add(1, std::memory_order_relaxed);
 #endif
+            if (trace::on()) [[unlikely]]
+                trace::steal(f, v->index, true);
             watch_ns_ = 0;  // watching paid off: watch closely again
             return f;
         }
@@ -329,6 +334,7 @@ void processor::run() noexcept {
 #if defined(TROUPE_TSAN)
     tsan_self = __tsan_get_current_fiber();
 #endif
+    trace::label_thread("processor", index, owner.name);
     if (pin_pu_ >= 0) {
         try {
             topology().bind_current_thread(static_cast<std::size_t>(pin_pu_));

@@ -231,6 +231,7 @@ public:
     // Makes an unparked fiber ready. From a processor of this cluster: a
     // hand-off (it runs next there); otherwise its last processor, or any.
     void make_ready(fiber* f) noexcept;
+    void make_ready_traced(fiber* f) noexcept;  // make_ready, recording the trace's wake
     // Makes a fiber ready on its last processor (or any active one).
     void schedule(fiber* f) noexcept;
     void schedule_new(fiber* f) noexcept;

@@ -11,6 +11,7 @@
 
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/spinlock.hpp"
 
 namespace troupe::detail {
@@ -92,6 +93,7 @@ private:
     }
 
     void run() noexcept {
+        trace::label_thread("timer service", trace::no_index, nullptr);
         for (;;) {
             const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
             lock_.lock();

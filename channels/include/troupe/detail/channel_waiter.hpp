@@ -11,6 +11,7 @@
 #include "troupe/channel_defaults.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"
 #include "troupe/select.hpp"
 #include "troupe/thread.hpp"
@@ -273,6 +274,8 @@ inline void await_partner(const channel_waiter& w, const select_node& self, cons
         for (int s = 0; s < defaults::channels::channel_wait_os_spins && pending(); ++s)
             cpu_relax();
     }
+    // The execution trace's park reason (operation is "insert" or "remove").
+    trace::note_park(operation[0] == 'i' ? "channel insert" : "channel remove");
     park();  // exactly one wake is owed to us: the partner's, or close's
     while (!self.released()) {
         report_stray_wake(operation, name, ch);

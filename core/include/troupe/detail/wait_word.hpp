@@ -31,6 +31,7 @@
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/wait_reason.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"
 #include "troupe/select.hpp"
 
@@ -81,6 +82,7 @@ void report_destroyed_with_waiters(const char* kind, const char* name, const voi
 template <class Done>
 void park_until_recorded(Done&& done, const char* kind, const char* name, const void* address) {
     for (;;) {
+        trace::note_park(kind);  // the execution trace's park reason
         park();
         if (done()) return;
         if constexpr (checked_build) report_stray_wake(kind, name, address);

@@ -12,6 +12,7 @@
 
 #include "troupe/context.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/detail/waituntil_tree.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
@@ -118,6 +119,7 @@ struct clauses_info {
 inline void await_winner(statement& s, const wait_describer* d) noexcept {
     wait_scope rec("waituntil", nullptr, &s, d);  // for dumps (troupe/dump.hpp)
     for (;;) {
+        trace::note_park("waituntil");  // the execution trace's park reason
         park();
         const std::uintptr_t st = s.status.load(std::memory_order_acquire);
         // A won word holds the winning node's address (above every status
@@ -308,6 +310,7 @@ waituntil_result<Tree::leaves> run_general(Tree& t, Else* otherwise, std::size_t
                 ++s.decrements;
                 if (s.counter.fetch_sub(1, std::memory_order_acq_rel) - 1 < 0) {
                     wait_scope rec("waituntil", nullptr, &s, &clauses_info<Tree>::value);
+                    trace::note_park("waituntil");
                     park();
                     // The wake that unparks us first brings the counter back
                     // to 0; a park that ends before (a stray unpark) must not
