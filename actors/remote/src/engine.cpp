@@ -511,10 +511,20 @@ bool engine::try_progress() noexcept {
 bool engine::poll_hook(void* self) noexcept {
     auto* e = static_cast<engine*>(self);
     if (engine_thread == e) return false;  // the engine's own park() spin
-    // The heartbeat, whether or not we get the token (its holder polls
-    // anyway): while it moves, the engine thread keeps out of the way.
-    e->external_polls_.fetch_add(1, std::memory_order_relaxed);
-    return e->try_progress();
+    const std::uint64_t before = e->batches_received.load(std::memory_order_relaxed);
+    const bool did = e->try_progress();
+    if (!did) {
+        // The heartbeat: an idle thread polls (or found the token held, its
+        // holder polls anyway). While it moves the engine thread keeps out
+        // of the way.
+        e->external_polls_.fetch_add(1, std::memory_order_relaxed);
+    } else if (e->batches_received.load(std::memory_order_relaxed) - before >= 2) {
+        // A stream, not a ping-pong: we are about to be busy with what we
+        // received, so let the engine thread receive the next batches
+        // beside us (no heartbeat now, and wake it if it stepped aside).
+        e->wake_delegated();
+    }
+    return did;
 }
 
 void engine::sleeping_hook(void* self) noexcept {
