@@ -341,7 +341,10 @@ void park() noexcept {
     }
     // A recorded wait (an OS thread blocked on a troupe primitive): the
     // watch thread may check whether everything is asleep now.
-    if (self.wait_.seq.load(std::memory_order_relaxed) & 1) detail::note_idle_sleep();
+    if (self.wait_.seq.load(std::memory_order_relaxed) & 1) {
+        detail::stamp_wait(self.wait_);  // a clock read is nothing beside the futex
+        detail::note_idle_sleep();
+    }
     while (self.state_.load(std::memory_order_acquire) == context::parked)
         detail::futex_wait(self.state_, context::parked);
     if (trace_t0) [[unlikely]]

@@ -57,6 +57,7 @@ std::vector<thread_view> snapshot_threads(registry& r) {
             v.kind = w.kind.load(std::memory_order_acquire);
             v.res_name = w.name.load(std::memory_order_relaxed);
             v.resource = w.resource.load(std::memory_order_relaxed);
+            stamp_wait(const_cast<wait_reason&>(w));  // first seen now, if nobody timed it
             v.since_ns = w.since_ns.load(std::memory_order_relaxed);
             v.until_ns = w.until_ns.load(std::memory_order_relaxed);
             const wait_describer* d = w.describer.load(std::memory_order_relaxed);

@@ -160,9 +160,8 @@ public:
     const std::size_t index;
     fiber* current = nullptr;
     processor_counters counters;
-    // For dumps: the fiber it runs (relaxed; set and cleared around each
-    // switch in run_fiber), its ready-queue length, whether it is asleep.
-    std::atomic<fiber*> shown{nullptr};
+    // For dumps: its ready-queue length, whether it is asleep (and `shown`
+    // below: the fiber it runs).
     std::size_t queue_length() const noexcept { return qsize_.load(std::memory_order_relaxed); }
     bool asleep() const noexcept;
 
@@ -218,6 +217,9 @@ public:
     void* tsan_self = nullptr;
     eh_state* eh_ = nullptr;  // this kernel thread's exception state
     int* errno_ = nullptr;    // and its errno
+    // For dumps: the fiber it runs (relaxed; set and cleared around each
+    // switch in run_fiber). Last, so the hot fields above keep their places.
+    std::atomic<fiber*> shown{nullptr};
 };
 
 class cluster_impl {

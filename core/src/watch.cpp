@@ -85,8 +85,20 @@ std::uint64_t mix(const void* p, std::uint32_t seq) noexcept {
     return x * 0xbf58476d1ce4e5b9ull;
 }
 
+// Stamps every recorded wait nobody has timed yet (wait_reason::since_ns):
+// this runs whenever processors go to sleep, so a hung program's waits are
+// timed to within a few milliseconds of their start.
+void stamp_waits() noexcept {
+    registry& r = the_registry();
+    std::lock_guard g{r.lock};
+    for (context* c = r.fibers.head; c; c = context_access::next(*c))
+        if (context_access::wait(*c).seq.load(std::memory_order_acquire) & 1)
+            stamp_wait(context_access::wait(*c));
+}
+
 look take_look() noexcept {
     look l;
+    stamp_waits();
     if (timer_pending() != 0) return l;  // a timer will wake someone
     registry& r = the_registry();
     std::size_t accounted = 1;  // this thread

@@ -41,13 +41,26 @@ struct wait_reason {
     std::atomic<const char*> name{nullptr};  // the resource's name, if any
     std::atomic<const void*> resource{nullptr};
     std::atomic<const wait_describer*> describer{nullptr};
-    std::atomic<std::int64_t> since_ns{0};  // coarse monotonic clock
+    // When the wait began (wait_clock_ns), or 0: not read yet. The waiter
+    // does not read a clock (a clock read is a measurable share of a
+    // user-thread switch); the first to see the wait stamps it, by CAS from
+    // 0: an OS thread about to sleep in the kernel, the watch thread on
+    // each of its looks (when processors go to sleep), a dump.
+    std::atomic<std::int64_t> since_ns{0};
     std::atomic<std::int64_t> until_ns{0};  // a timed wait's deadline (steady_clock), or 0
 };
 
 /// A coarse monotonic clock (a few nanoseconds; millisecond resolution is
 /// enough to say how long a thread has waited).
 std::int64_t wait_clock_ns() noexcept;
+
+/// Stamps `r`'s wait with the time now if nobody has (a reader's CAS; see
+/// since_ns). Nothrow.
+inline void stamp_wait(wait_reason& r) noexcept {
+    std::int64_t zero = 0;
+    if (r.since_ns.load(std::memory_order_relaxed) == 0)
+        r.since_ns.compare_exchange_strong(zero, wait_clock_ns(), std::memory_order_relaxed);
+}
 
 /// The calling context's record (user thread or OS thread). Registers an OS
 /// thread with the registry the first time it waits.
@@ -67,7 +80,7 @@ public:
         r_.resource.store(resource, std::memory_order_relaxed);
         r_.describer.store(d, std::memory_order_relaxed);
         r_.until_ns.store(until_ns, std::memory_order_relaxed);
-        r_.since_ns.store(wait_clock_ns(), std::memory_order_relaxed);
+        r_.since_ns.store(0, std::memory_order_relaxed);
         // release: a reader that sees the kind sees the fields before it.
         r_.kind.store(kind, std::memory_order_release);
     }
