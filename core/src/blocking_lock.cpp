@@ -84,7 +84,9 @@ void blocking_lock_base::lock_slow(context& me) {
     // once at least one sees the other's record in its walk (the fence).
     wait_scope rec(kind_, name_, this, &wait_info);
     if constexpr (checked_build) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        // A seq_cst RMW on our own record (a full barrier; TSan does not
+        // model fences) between publishing it and reading the others'.
+        begin_wait_record().seq.fetch_add(0, std::memory_order_seq_cst);
         const context* o = owner();
         if (o && o != &me) {
             // Before queueing: a handler that throws leaves nothing behind.

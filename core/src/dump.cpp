@@ -55,12 +55,13 @@ std::vector<thread_view> snapshot_threads(registry& r) {
         v.seq = w.seq.load(std::memory_order_acquire);
         if (v.seq & 1) {
             v.kind = w.kind.load(std::memory_order_acquire);
-            v.res_name = w.name.load(std::memory_order_relaxed);
-            v.resource = w.resource.load(std::memory_order_relaxed);
+            // acquire loads: the sequence's re-read below comes after them.
+            v.res_name = w.name.load(std::memory_order_acquire);
+            v.resource = w.resource.load(std::memory_order_acquire);
             stamp_wait(const_cast<wait_reason&>(w));  // first seen now, if nobody timed it
             v.since_ns = w.since_ns.load(std::memory_order_relaxed);
-            v.until_ns = w.until_ns.load(std::memory_order_relaxed);
-            const wait_describer* d = w.describer.load(std::memory_order_relaxed);
+            v.until_ns = w.until_ns.load(std::memory_order_acquire);
+            const wait_describer* d = w.describer.load(std::memory_order_acquire);
             if (v.kind && d) {
                 if (d->holder) {
                     v.holder = d->holder(v.resource);
@@ -68,8 +69,7 @@ std::vector<thread_view> snapshot_threads(registry& r) {
                 }
                 if (d->details) v.details = d->details(v.resource);
             }
-            std::atomic_thread_fence(std::memory_order_acquire);
-            if (w.seq.load(std::memory_order_relaxed) != v.seq) {
+            if (w.seq.load(std::memory_order_acquire) != v.seq) {
                 v.kind = nullptr;  // it moved on while we looked
                 v.holder = nullptr;
                 v.details.clear();

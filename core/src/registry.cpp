@@ -156,15 +156,15 @@ edge wait_edge(const context& c) noexcept {
     edge e;
     e.kind = r.kind.load(std::memory_order_acquire);
     if (!e.kind) return {};
-    e.name = r.name.load(std::memory_order_relaxed);
-    e.resource = r.resource.load(std::memory_order_relaxed);
-    const wait_describer* d = r.describer.load(std::memory_order_relaxed);
+    // acquire loads: the sequence's re-read below comes after them.
+    e.name = r.name.load(std::memory_order_acquire);
+    e.resource = r.resource.load(std::memory_order_acquire);
+    const wait_describer* d = r.describer.load(std::memory_order_acquire);
     if (d && d->holder) {
         e.to = d->holder(e.resource);
         if (d->relation) e.relation = d->relation;
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (r.seq.load(std::memory_order_relaxed) != s) return {};
+    if (r.seq.load(std::memory_order_acquire) != s) return {};
     return e;
 }
 

@@ -5,6 +5,7 @@
 // Modes that leave a deadlock print the dump to stdout once it shows the
 // cycle, then end with _exit(0) (nothing can be joined). Misuse reports go
 // to stdout as "misuse: <message>" and the program goes on.
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -190,6 +191,13 @@ void wait_for_dump(std::string_view what, int count = 1) {
         std::raise(SIGTRAP);
         std::_Exit(0);
     }
+    // Only this thread takes the signal (every other thread inherited it
+    // blocked, see main): under TSan a signal is handled when its thread
+    // enters an intercepted call, and this one waits in read().
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
     say("ready\n");
     // The parent sends the signal; the dump goes to stderr. Then it closes
     // our stdin.
@@ -210,6 +218,14 @@ void wait_for_dump(std::string_view what, int count = 1) {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "signal") {
+        // Block the dump signal before troupe makes any thread (they inherit
+        // the mask); parked() unblocks it in this thread.
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+    }
     if (mode != "relock" && mode != "asleep")
         troupe::set_misuse_handler(
             [](std::string_view m) { say("misuse: " + std::string(m) + "\n"); });

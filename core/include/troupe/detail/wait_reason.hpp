@@ -75,12 +75,13 @@ public:
         : r_(begin_wait_record()) {
         const std::uint32_t s = r_.seq.load(std::memory_order_relaxed);
         r_.seq.store(s + 1, std::memory_order_relaxed);  // odd: fields being written
-        std::atomic_thread_fence(std::memory_order_release);
-        r_.name.store(name, std::memory_order_relaxed);
-        r_.resource.store(resource, std::memory_order_relaxed);
-        r_.describer.store(d, std::memory_order_relaxed);
-        r_.until_ns.store(until_ns, std::memory_order_relaxed);
-        r_.since_ns.store(0, std::memory_order_relaxed);
+        // release stores (plain stores on x86; no fence, which TSan does not
+        // model): each field is ordered after the odd sequence.
+        r_.name.store(name, std::memory_order_release);
+        r_.resource.store(resource, std::memory_order_release);
+        r_.describer.store(d, std::memory_order_release);
+        r_.until_ns.store(until_ns, std::memory_order_release);
+        r_.since_ns.store(0, std::memory_order_release);
         // release: a reader that sees the kind sees the fields before it.
         r_.kind.store(kind, std::memory_order_release);
     }
