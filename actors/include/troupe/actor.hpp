@@ -97,7 +97,17 @@ void note_sent(actor& a) noexcept;
 #endif
 /// Marks request messages (troupe/request.hpp): an exception escaping their
 /// receive is delivered to the requester's future.
-struct request_tag {};
+///
+/// `on_destroy` is for a layer that writes a reply into the request later
+/// from another thread (troupe-remote's pending asks): the request's
+/// destructor calls it first (before its future goes), so that layer can
+/// forget the request, or wait for a reply being written, before the memory
+/// goes.
+struct request_tag {
+    using destroy_hook = void (*)(request_tag& q, std::uint64_t arg) noexcept;
+    destroy_hook on_destroy = nullptr;
+    std::uint64_t on_destroy_arg = 0;
+};
 
 /// The reply duty of the request whose receive runs on this thread: set by
 /// the dispatcher, cleared (on this thread) by the first reply, forward or

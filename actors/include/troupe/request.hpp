@@ -49,6 +49,11 @@ template <class R = void>
 class request : public message, public detail::request_tag {
 public:
     using message::message;
+    /// Lets a layer still holding the request (troupe-remote's pending
+    /// asks: request_tag::on_destroy) forget it before it goes.
+    ~request() {
+        if (on_destroy) on_destroy(*this, on_destroy_arg);
+    }
 
     /// Fulfils the future with `v` and wakes the requester. Throws
     /// future_error if the request was already replied to this round, or

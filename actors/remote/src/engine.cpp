@@ -87,6 +87,15 @@ std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_comple
     return e.register_ask(q, fn);
 }
 void cancel_ask(engine& e, std::uint64_t id) noexcept { e.cancel_ask(id); }
+
+namespace {
+// The world's engine (one per process), for the requests' destroy hook.
+std::atomic<engine*> live_engine{nullptr};
+
+void abandon_hook(troupe::detail::request_tag& q, std::uint64_t id) noexcept {
+    if (engine* e = live_engine.load(std::memory_order_acquire)) e->abandon_ask(q, id);
+}
+}  // namespace
 void watch(engine& e, pending_reply& p) { e.watch(p); }
 void publish(engine& e, std::string_view name, troupe::actor& a, std::string_view type) {
     e.publish(name, a, type);
@@ -182,11 +191,13 @@ engine::engine(int r, int n, world_options options)
         run();
     });
     started.get_future().wait();
+    live_engine.store(this, std::memory_order_release);
 }
 
 engine::~engine() {
     // First: no idle thread runs a pass any more once this returns.
     if (hooked_) troupe::detail::remove_idle_poller(poller_);
+    live_engine.store(nullptr, std::memory_order_release);  // no reply comes any more
     quit_.store(true, std::memory_order_seq_cst);
     // Unconditional wake: the engine either sees quit_ before parking
     // (work_queued) or is parked and this increment brings the counter to 0.
@@ -339,7 +350,29 @@ std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_
     asks_lock_.unlock();
     // Before the frame is shipped: the reply is polled for closely.
     awaiting_.fetch_add(1, std::memory_order_seq_cst);
+    // The asker's thread owns q until the frame is shipped: no race here.
+    q.on_destroy = &abandon_hook;
+    q.on_destroy_arg = id;
     return id;
+}
+
+void engine::abandon_ask(troupe::detail::request_tag& q, std::uint64_t id) noexcept {
+    const std::uint32_t idx = static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
+    asks_lock_.lock();
+    if (idx < asks_.size() && asks_[idx].generation == (id >> 32) && asks_[idx].q == &q) {
+        // Still waiting: the reply will find the slot abandoned.
+        asks_[idx].q = nullptr;
+        asks_[idx].abandoned = true;
+        asks_lock_.unlock();
+        return;
+    }
+    // Either answered long ago, or the engine took the slot and is writing
+    // the reply now (it set completing_ under this lock): wait for the end
+    // of that write (its release store), which is short and never parks.
+    const bool writing = completing_.load(std::memory_order_relaxed) == &q;
+    asks_lock_.unlock();
+    if (writing)
+        while (completing_.load(std::memory_order_acquire) == &q) std::this_thread::yield();
 }
 
 void engine::cancel_ask(std::uint64_t id) noexcept {
@@ -865,16 +898,26 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
     const std::uint32_t idx = static_cast<std::uint32_t>(h.target & 0xffffffffu) - 1;
     troupe::detail::request_tag* q = nullptr;
     ask_complete_fn fn = nullptr;
+    bool abandoned = false;
     asks_lock_.lock();
-    if (idx < asks_.size() && asks_[idx].generation == (h.target >> 32) && asks_[idx].q) {
+    if (idx < asks_.size() && asks_[idx].generation == (h.target >> 32) &&
+        (asks_[idx].q || asks_[idx].abandoned)) {
         q = asks_[idx].q;
         fn = asks_[idx].fn;
+        abandoned = asks_[idx].abandoned;
         asks_[idx].q = nullptr;
+        asks_[idx].abandoned = false;
         asks_[idx].next_free = free_ask_;
         free_ask_ = idx + 1;
+        // Under the lock: a destructor that misses the slot sees this.
+        if (q) completing_.store(q, std::memory_order_relaxed);
     }
     asks_lock_.unlock();
-    if (q) awaiting_.fetch_sub(1, std::memory_order_seq_cst);
+    // An abandoned ask still counted as awaited until its reply came.
+    if (q || abandoned) awaiting_.fetch_sub(1, std::memory_order_seq_cst);
+    // The asker destroyed its request before the reply came (an ask given
+    // up in a waituntil with a timeout): nothing waits for it.
+    if (abandoned) return;
     if (!q) {
         report(from, std::string{name},
                "troupe::remote: rank " + std::to_string(rank) + " received a reply (" +
@@ -885,10 +928,13 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
     try {
         fn(*q, static_cast<frame_kind>(h.kind), payload, from);
     } catch (const std::exception& e) {
+        completing_.store(nullptr, std::memory_order_release);
         report(from, std::string{name},
                "troupe::remote: rank " + std::to_string(rank) + " received a malformed reply to " +
                    quoted(name) + " from rank " + std::to_string(from) + ": " + e.what());
+        return;
     }
+    completing_.store(nullptr, std::memory_order_release);  // q may go now
 }
 
 void engine::handle_lookup(const frame_header& h, byte_reader& payload, int from) {

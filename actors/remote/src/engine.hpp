@@ -46,6 +46,10 @@ public:
     void wake() noexcept;
     std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn);
     void cancel_ask(std::uint64_t id) noexcept;
+    // Request `q` (ask `id`) is being destroyed: forgets it, so that its
+    // reply, if it comes, is dropped quietly; waits while the engine is
+    // writing that reply into it.
+    void abandon_ask(troupe::detail::request_tag& q, std::uint64_t id) noexcept;
     void publish(std::string_view name, troupe::actor& a, std::string_view type);
     void lookup(int to, std::string_view name, std::function<void(const lookup_answer&)> done);
     void report(int from, std::string type, const std::string& what);
@@ -99,6 +103,9 @@ private:
         ask_complete_fn fn = nullptr;
         std::uint32_t generation = 0;
         std::uint32_t next_free = 0;
+        // The request was destroyed before its reply came: the slot waits
+        // for the reply (dropped quietly) before it is reused.
+        bool abandoned = false;
     };
 
     void run() noexcept;
@@ -187,6 +194,10 @@ private:
     troupe::spinlock asks_lock_{"troupe::remote asks"};
     std::vector<ask_slot> asks_;
     std::uint32_t free_ask_ = 0;  // index + 1, 0: none
+    // The request whose reply the engine is writing (set under asks_lock_
+    // when its slot is taken, cleared with release after the write): a
+    // destructor that finds its request here waits (abandon_ask).
+    std::atomic<troupe::detail::request_tag*> completing_{nullptr};
 
     // Published actors (ids are index + 1) and names.
     std::mutex names_mutex_;

@@ -22,8 +22,10 @@
 /// `ask(q)` returns q's own future, so it works exactly like a local
 /// request's: `get()` from any context, or a clause in `waituntil` with a
 /// timeout. If the remote behaviour throws, get() throws remote_exception
-/// naming the rank, the exception's type and its what(). The request must
-/// outlive its reply, as locally.
+/// naming the rank, the exception's type and its what(). An ask may be
+/// given up (a waituntil that chose its timeout): destroying the request
+/// before its reply makes the engine forget it, and the late reply is
+/// dropped quietly.
 ///
 /// The program on the receiving rank must contain the same `ref | msg` (or
 /// ask) for that pair of types (true of SPMD programs, where every rank runs
@@ -280,8 +282,9 @@ public:
 
     /// Sends request `q` and returns its future (q.result()): get() parks
     /// until the remote behaviour replies, or throws remote_exception if it
-    /// threw. Usable in waituntil. `q` must stay alive (and not be reset)
-    /// until the reply has arrived. Throws like send (strong guarantee).
+    /// threw. Usable in waituntil. `q` must not be reset until the reply has
+    /// arrived; it may be destroyed before (the ask is then given up: its
+    /// reply is dropped quietly). Throws like send (strong guarantee).
     template <class M>
     requires std::is_base_of_v<troupe::detail::request_tag, M>
     auto& ask(M& q) const {

@@ -1,0 +1,112 @@
+// Remote asks given up and destroyed before their reply (issue 19): a
+// request abandoned through waituntil(... | timeout) and then destroyed is
+// forgotten by the engine, and its late reply is dropped quietly instead of
+// being written into the memory the request occupied. Every rank asks the
+// next one.
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "remote_fixture.hpp"
+#include "troupe/timeout.hpp"
+#include "troupe/waituntil.hpp"
+
+using namespace std::chrono_literals;
+namespace remote = troupe::remote;
+
+// A request its server answers only once released.
+struct slow : troupe::request<long> {
+    long x = 0;
+};
+TROUPE_REMOTE_MESSAGE(slow, "test.abandon.slow", &slow::x);
+struct let_go : troupe::message {};
+TROUPE_REMOTE_MESSAGE(let_go, "test.abandon.let_go");
+struct ping : troupe::request<long> {};
+TROUPE_REMOTE_MESSAGE(ping, "test.abandon.ping");
+
+namespace {
+
+struct holder : troupe::actor {
+    slow* held = nullptr;
+    troupe::allocation receive(slow& q) {
+        q.defer();  // replied when let go
+        held = &q;
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(let_go&) {
+        if (held) held->reply(held->x * 2);
+        held = nullptr;
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(ping& q) {
+        q.reply(held ? -1 : 1);
+        return troupe::Nodelete;
+    }
+};
+
+bool all_zero(const unsigned char* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (p[i] != 0) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("an ask abandoned in waituntil and destroyed: the late reply is dropped quietly") {
+    remote::world& w = remote_test::world();
+    remote_test::clear_network_errors();
+    // The request lives in storage the test owns, so that a reply written
+    // after its destruction is seen (the storage is zeroed after the
+    // destructor, and must stay zero).
+    alignas(slow) unsigned char store[sizeof(slow)];
+    {
+        troupe::actor_system sys{2};
+        holder h;
+        w.publish("abandon.h." + std::to_string(w.rank()), h);
+        w.barrier();
+        const int n = (w.rank() + 1) % w.size();
+        auto next = w.lookup<holder>(n, "abandon.h." + std::to_string(n));
+
+        auto* q = new (store) slow{};
+        q->x = 21;
+        bool timed_out = false, replied = false;
+        // The server answers only after let_go: the timeout always wins.
+        troupe::waituntil(troupe::on(next.ask(*q), [&] { replied = true; }) |
+                          troupe::on(troupe::timeout(1ms), [&] { timed_out = true; }));
+        CHECK(timed_out);
+        CHECK_FALSE(replied);
+        q->~slow();  // given up: the engine must forget it
+        std::memset(store, 0, sizeof store);
+
+        next | let_go{};  // the server replies to the abandoned ask now
+        ping p;           // same sender, same actor: after let_go (per-pair FIFO)
+        CHECK(next.ask(p).get() == 1);
+        w.barrier();  // every rank has its answers
+        h | troupe::finished_msg;
+        w.stop(sys);  // every batch sent was received: the late reply was handled
+    }
+    CHECK(all_zero(store, sizeof store));
+    for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
+}
+
+TEST_CASE("an ask answered, then its request destroyed and its slot reused: nothing is dropped") {
+    remote::world& w = remote_test::world();
+    remote_test::clear_network_errors();
+    {
+        troupe::actor_system sys{2};
+        holder h;
+        w.publish("abandon.r." + std::to_string(w.rank()), h);
+        w.barrier();
+        const int n = (w.rank() + 1) % w.size();
+        auto next = w.lookup<holder>(n, "abandon.r." + std::to_string(n));
+        for (int i = 0; i < 50; ++i) {  // answered asks: destroying them later cancels nothing
+            ping p;
+            CHECK(next.ask(p).get() == 1);
+        }
+        w.barrier();
+        h | troupe::finished_msg;
+        w.stop(sys);
+    }
+    for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
+}
