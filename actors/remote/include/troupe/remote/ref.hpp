@@ -68,7 +68,7 @@ void mark_sent([[maybe_unused]] M& m) noexcept {
 
 /// A request received from another rank: the message plus its reply route.
 template <class A, class M>
-allocation request_dispatch(troupe::actor& target, troupe::message& m);
+allocation request_dispatch(troupe::actor* target, troupe::message& m);
 struct captured_error;
 
 template <class M>
@@ -111,15 +111,16 @@ void decode_all(M& m, byte_reader& r) {
 /// The trampoline of a request received from another rank: runs the
 /// behaviour like troupe::detail::dispatch does for requests, but records an
 /// escaping exception's type and what() on the worker thread before failing
-/// the future with it.
+/// the future with it. A null `target` (the actor had finished) drops the
+/// request: it fails with a troupe::request_error.
 template <class A, class M>
-allocation request_dispatch(troupe::actor& target, troupe::message& m) {
-    A& self = static_cast<A&>(target);
+allocation request_dispatch(troupe::actor* target, troupe::message& m) {
     auto& q = static_cast<inbound_request<M>&>(static_cast<M&>(m));
     try {
-        if constexpr (troupe::detail::member_receiver<A, M>)
-            return self.receive(static_cast<M&>(q));
-        else return receive(self, static_cast<M&>(q));
+        if (!target) [[unlikely]]
+            std::rethrow_exception(
+                troupe::detail::request_receiver_ended(troupe::detail::names_of<A, M>));
+        return troupe::detail::run_receive<A, M>(static_cast<A&>(*target), static_cast<M&>(q));
     } catch (...) {
         if (!q.result().available()) {
             describe_current_exception(q.error_type_, q.error_what_);
@@ -151,6 +152,8 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
             throw;
         }
         watch(*d.eng, *q);
+        // A finished target fails the ask (send drops it through
+        // request_dispatch with no actor).
         troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>,
                              troupe::detail::names_of<A, M>);
     } else {
@@ -232,7 +235,7 @@ constexpr void check_send() {
     static_assert(std::is_base_of_v<troupe::message, M>,
                   "troupe::remote: only troupe::message types can be sent");
     static_assert(troupe::detail::can_receive<A, M>,
-                  "troupe: this actor type has no `allocation receive(M&)` for this message type "
+                  "troupe: this actor type has no `receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
     static_assert(registered_message<M>,
                   "troupe::remote: this message type is not registered for remote sends; add "
