@@ -16,6 +16,7 @@
 #include "executor.hpp"
 #include "troupe/config.hpp"
 #include "troupe/error.hpp"
+#include "troupe/request_error.hpp"
 
 namespace troupe::detail {
 
@@ -184,10 +185,22 @@ void worker_access::unlink_settled(actor& a) noexcept {
 }
 
 bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_names& names) {
+    // A refused send drops the message here, out of line (the trampoline
+    // with no actor runs its allocation action or fails the request).
 #if defined(TROUPE_CHECKED)
-    if (!check_send(a, m, names)) return false;
+    if (!check_send(a, m, names)) [[unlikely]] {
+        fn(nullptr, m);
+        return false;
+    }
     const envelope e{&a, &m, fn, &names};
 #else
+    // A finished actor takes nothing (checked builds find it by address in
+    // check_send, and report it): the header word is read for the mailbox
+    // below anyway.
+    if (!worker_access::alive(a)) [[unlikely]] {
+        fn(nullptr, m);
+        return false;
+    }
     const envelope e{&a, &m, fn};
 #endif
     worker* w = tls_worker;
@@ -316,6 +329,40 @@ allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
             static_cast<int>(names.actor.size()), names.actor.data(),
             static_cast<int>(names.message.size()), names.message.data());
         std::terminate();
+    }
+}
+
+namespace {
+std::exception_ptr request_failure(request_error::reason why, const std::string& what) noexcept {
+    try {
+        return std::make_exception_ptr(request_error(why, what));
+    } catch (...) {
+        return std::current_exception();  // std::bad_alloc: still an answer
+    }
+}
+}  // namespace
+
+std::exception_ptr request_unanswered(const dispatch_names& names) noexcept {
+    try {
+        const std::string a = user_type_name(names.actor), m = user_type_name(names.message);
+        return request_failure(request_error::reason::unanswered,
+                               "troupe: actor '" + a + "' returned from its receive of request '" +
+                                   m +
+                                   "' without replying, forwarding it or calling defer(); the "
+                                   "request fails (call q.defer() to answer it later)");
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
+std::exception_ptr request_receiver_ended(const dispatch_names& names) noexcept {
+    try {
+        const std::string a = user_type_name(names.actor), m = user_type_name(names.message);
+        return request_failure(
+            request_error::reason::receiver_finished,
+            "troupe: request '" + m + "' sent to actor '" + a + "' after it had finished; dropped");
+    } catch (...) {
+        return std::current_exception();
     }
 }
 

@@ -117,6 +117,7 @@ bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
                           ": sent message " + q(user_type_name(names.message)) + " after it had " +
                           ended_how(how) + "; dropped",
                       misuse_kind::lost_message);
+        send_access::mark_sent(m);  // reported here: no "destroyed unsent" follow-up
         return false;
     }
     if (worker_access::unattached(a)) {
@@ -124,10 +125,11 @@ bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
                           ": sent message " + q(user_type_name(names.message)) +
                           " but it was created with no running actor system; dropped",
                       misuse_kind::lost_message);
+        send_access::mark_sent(m);
         return false;
     }
     // relaxed: only its own destructor reads it, after the last receive.
-    send_access::mark_sent(m);
+    send_access::note_queued(m, names);
     return true;
 }
 
@@ -143,6 +145,21 @@ bool check_delivery(const envelope& e) noexcept {
 }
 
 #endif  // TROUPE_CHECKED
+
+void message_destroyed_queued(const message& m, const dispatch_names* to,
+                              std::int32_t pending) noexcept {
+    const std::string type =
+        to ? user_type_name(to->message) : class_of_constructor(m.origin().function_name());
+    const std::string actor = to ? user_type_name(to->actor) : std::string{"?"};
+    report_misuse(describe("message", type.c_str(), &m) +
+                      ": destroyed while still queued for actor '" + actor + "' (" +
+                      std::to_string(pending) +
+                      " delivery(ies) pending; the receive would read a destroyed object). A "
+                      "message sent by reference must outlive its receive: send a value with "
+                      "troupe::send<" +
+                      type + ">(actor, ...) instead (e.g. in a loop body)",
+                  misuse_kind::error);
+}
 
 void message_destroyed_unsent(const message& m) noexcept {
     const std::string type = class_of_constructor(m.origin().function_name());

@@ -14,6 +14,7 @@
 #include <thread>
 #include <typeinfo>
 #include <unordered_set>
+#include <utility>
 
 #include "troupe/config.hpp"
 #include "troupe/detail/futex.hpp"
@@ -419,24 +420,26 @@ actor_statistics executor::statistics() const {
 #if defined(TROUPE_STATISTICS)
     s.actors_created = ext_created.load(std::memory_order_relaxed);
     s.messages_sent = ext_sent.load(std::memory_order_relaxed);
+    // Each report field and the per-worker counter summed into it.
+    using S = actor_statistics;
+    using C = worker_counters;
+    static constexpr std::pair<std::uint64_t S::*, std::atomic<std::uint64_t> C::*> sums[] = {
+        {&S::messages_sent, &C::sent},
+        {&S::cross_worker_sends, &C::crossed},
+        {&S::messages_received, &C::received},
+        {&S::gulps, &C::gulps},
+        {&S::gulped_messages, &C::gulped},
+        {&S::missed_gulps, &C::missed},
+        {&S::steal_attempts, &C::steal_attempts},
+        {&S::steal_no_candidate, &C::no_candidate},
+        {&S::steal_failed_swaps, &C::failed_swaps},
+        {&S::steals, &C::steals},
+        {&S::messages_stolen, &C::stolen},
+        {&S::parks, &C::parks}};
     for (auto& w : workers) {
-        const worker_counters& c = w->stats;
-        auto get = [](const std::atomic<std::uint64_t>& a) {
-            return a.load(std::memory_order_relaxed);
-        };
-        s.actors_created += get(w->created);
-        s.messages_sent += get(c.sent);
-        s.cross_worker_sends += get(c.crossed);
-        s.messages_received += get(c.received);
-        s.gulps += get(c.gulps);
-        s.gulped_messages += get(c.gulped);
-        s.missed_gulps += get(c.missed);
-        s.steal_attempts += get(c.steal_attempts);
-        s.steal_no_candidate += get(c.no_candidate);
-        s.steal_failed_swaps += get(c.failed_swaps);
-        s.steals += get(c.steals);
-        s.messages_stolen += get(c.stolen);
-        s.parks += get(c.parks);
+        s.actors_created += w->created.load(std::memory_order_relaxed);
+        for (const auto& [field, counter] : sums)
+            s.*field += (w->stats.*counter).load(std::memory_order_relaxed);
     }
 #endif
     return s;

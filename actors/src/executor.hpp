@@ -101,6 +101,14 @@ struct worker_access {
         set_flags(a, ~actor::flag_bits, reinterpret_cast<std::uintptr_t>(mb));
     }
     static allocation message_allocation(const message& m) noexcept { return m.alloc_; }
+#if defined(TROUPE_CHECKED)
+    // A delivery starts (or is dropped): one pending send fewer. release:
+    // the receive's reads of the message happen after (pairs with the
+    // destructor's acquire load only for ordering of diagnostics).
+    static void note_unqueued(message& m) noexcept {
+        m.queued_.fetch_sub(1, std::memory_order_release);
+    }
+#endif
     static actor* next(actor* a) noexcept { return a->reg_next_; }
 };
 

@@ -319,15 +319,28 @@ void worker::process(mailbox& mb) {
 
 void worker::deliver(const envelope& e) {
 #if defined(TROUPE_CHECKED)
-    if (!check_delivery(e)) return;
+    worker_access::note_unqueued(*e.msg);
+    // An actor that ended after this was queued (found by address, without
+    // touching it: it may be freed): reported, and the message dropped.
+    if (!check_delivery(e)) {
+        e.fn(nullptr, *e.msg);
+        return;
+    }
 #endif
     actor& a = *e.receiver;
+    // A finished (not freed) actor takes nothing more, in every build; the
+    // trampoline drops the message. (The header's line is the one the
+    // registry check reads next.)
+    if (!worker_access::alive(a)) [[unlikely]] {
+        e.fn(nullptr, *e.msg);
+        return;
+    }
     if (!worker_access::registered(a)) [[unlikely]]
         worker_access::link_settled(a);
     running_ = &a;
     // The trampoline applies the message's action (as set now); then the
     // actor's.
-    const allocation how = e.fn(a, *e.msg);
+    const allocation how = e.fn(&a, *e.msg);
     count(stats.received);
     if (how != Nodelete) end_actor(a, how);
 }

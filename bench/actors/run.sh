@@ -58,8 +58,10 @@ for w in "${workers[@]}"; do
   for ((r = 0; r < RUNS; r++)); do
     run actors_repeat "${repeat_args[@]}" --workers=$w
     run caf_repeat "${repeat_args[@]}" --workers=$w
-    # CAF 0.17's stealing collapses here with many ready actors (PEERS.md):
-    # its sharing policy gives the fair second number.
+    # CAF 0.17's work stealing walks the victim's whole queue while holding
+    # its locks, so with ~100k ready actors 2 threads are ~100x slower per
+    # message than 1: a real result, reported; its `sharing` scheduler
+    # policy gives the fair second number.
     [ "$w" -gt 1 ] && run caf_repeat "${repeat_args[@]}" --workers=$w --policy=sharing
   done
 done

@@ -1,5 +1,6 @@
 // Destroying a channel that threads still block on (a deadlock): reported
-// in checked builds, and the blocked threads are released either way.
+// in checked builds, and the blocked threads are released either way, with
+// channel_destroyed (never mistaken for a close).
 // Statistics builds: per-channel counters, aggregated into one report at
 // exit unless asked per channel.
 #include <unistd.h>
@@ -34,10 +35,13 @@ TEST_CASE("destroying a channel with blocked producers reports a deadlock and re
         std::vector<troupe::thread> ts;
         for (int i = 0; i < 2; ++i)
             ts.emplace_back(c, [&, i, raw = ch.get()] {
+                int v = 10 + i;
                 try {
-                    raw->insert(10 + i);
-                } catch (troupe::channel_closed_with<int>& e) {
-                    back[i] = e.value();  // touches only the exception
+                    raw->insert(std::move(v));
+                } catch (troupe::channel_destroyed& e) {
+                    CHECK(e.name() == "doomed");  // touches only the exception
+                    CHECK(e.operation() == troupe::channel_operation::insert);
+                    back[i] = v;  // not moved: still ours
                 }
             });
         wait_until([&] { return ch->waiting_producers() == 2; });
@@ -65,7 +69,7 @@ TEST_CASE("destroying a channel with blocked consumers (user and OS threads) rep
     auto consume = [&, raw = ch.get()] {
         try {
             (void)raw->remove();
-        } catch (troupe::channel_closed&) {
+        } catch (troupe::channel_destroyed&) {
             ++released;
         }
     };
@@ -81,6 +85,62 @@ TEST_CASE("destroying a channel with blocked consumers (user and OS threads) rep
         REQUIRE(rec.messages().size() == 1);
         CHECK(contains(rec.last(), "channel 'abandoned'"));
         CHECK(contains(rec.last(), "0 producer(s), 3 consumer(s)"));
+    }
+}
+
+TEST_CASE("a consumer's loop on a channel destroyed under it can tell (every build)") {
+    // Members declared in the wrong order: the channel dies while its
+    // consumer waits. Before, the range-for ended as if the channel had
+    // been closed. (Select clauses: tests/waituntil/seams_test.cpp.)
+    troupe::cluster c{2};
+    misuse_recorder rec;
+    auto ch = std::make_unique<channel<int>>(0, "inbox");
+    std::atomic<int> destroyed{0}, ended_quietly{0};
+    troupe::thread loop{c, [&, raw = ch.get()] {
+                            try {
+                                for (int v : *raw) (void)v;
+                                ++ended_quietly;
+                            } catch (const troupe::channel_destroyed& e) {
+                                if (e.name() == "inbox") ++destroyed;
+                            }
+                        }};
+    std::thread os{[&, raw = ch.get()] {
+        try {
+            for (int v : *raw) (void)v;
+            ++ended_quietly;
+        } catch (const troupe::channel_destroyed& e) {
+            if (e.operation() == troupe::channel_operation::remove) ++destroyed;
+        }
+    }};
+    wait_until([&] { return ch->waiting_consumers() == 2; });
+    ch.reset();
+    loop.join();
+    os.join();
+    CHECK(destroyed == 2);
+    CHECK(ended_quietly == 0);
+    if constexpr (troupe::checked_build) CHECK(rec.messages().size() == 1);
+}
+
+TEST_CASE("channel_closed names the channel (name()), also after the channel is gone") {
+    std::string name_seen;
+    {
+        channel<int> ch{1, "results"};
+        ch.close();
+        try {
+            (void)ch.remove();
+        } catch (const troupe::channel_closed& e) {
+            name_seen = std::string{e.name()};
+            CHECK(contains(e.what(), "remove from closed channel 'results'"));
+        }
+    }
+    CHECK(name_seen == "results");
+    channel<int> anonymous{1};
+    anonymous.close();
+    try {
+        anonymous.insert(1);
+    } catch (const troupe::channel_closed& e) {
+        CHECK(e.name().empty());
+        CHECK(e.is_insert());
     }
 }
 

@@ -1,4 +1,4 @@
-// The seam matrix for core's blocking primitives (DESIGN rule 9): lock,
+// The seam matrix for core's blocking primitives (docs/exception-safety.md): lock,
 // condition wait (morphing and not) and timed wait, semaphore acquire and
 // future get, each from a user thread and from an OS thread, at 1, 2 and 4
 // processors, across each seam: a stray unpark, parking inside a catch
@@ -507,7 +507,7 @@ TEST_CASE("seam: an exception delivered to a future is rethrown to its blocked w
 // ---------------------------------------------------------------- allocation failure
 
 TEST_CASE_TEMPLATE("seam: blocking waits and their completion allocate nothing", Op, SEAM_OPS) {
-    // DESIGN rule 5: the wait nodes live on the stack. With the injector
+    // No allocation on fast paths: the wait nodes live on the stack. With the injector
     // failing the first allocation of each side, neither the blocked wait
     // nor the completion makes one (so none can fail).
     on_processors([](troupe::cluster& c) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "leak_check.hpp"
+#include "leak_trace.hpp"
 #include "troupe/context.hpp"
 
 namespace troupe_test {
@@ -35,13 +36,17 @@ void* allocate(std::size_t n, std::size_t align) noexcept {
     void* p = nullptr;
     if (align <= alignof(std::max_align_t)) p = std::malloc(n);
     else if (posix_memalign(&p, align, n) != 0) p = nullptr;
-    if (p) detail::note_allocation();
+    if (p) {
+        detail::note_allocation();
+        detail::trace_allocation(p);
+    }
     return p;
 }
 
 void release(void* p) noexcept {
     if (!p) return;
     detail::note_release();
+    detail::trace_release(p);
     std::free(p);
 }
 

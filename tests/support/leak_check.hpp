@@ -16,7 +16,8 @@
 //
 // What the count ignores by construction, and why the check is exact anyway:
 //  - Caches that outlive every test (the runtime's stack pool, the timer
-//    service's thread and heap, the default cluster and its processors,
+//    service's thread and heap (started by arming a timer: a short sleep
+//    may arm none), the default cluster and its processors,
 //    doctest's per-thread INFO/CAPTURE stack) are warmed once per process
 //    before the first guard records its baseline: they then keep their
 //    blocks (a vector that grows reallocates: one block out, one in).
@@ -59,12 +60,12 @@ public:
     leak_check(const leak_check&) = delete;
     leak_check& operator=(const leak_check&) = delete;
 
-    /// Whether a guard that ends off its baseline fails the test (strict)
-    /// or only reports it (a doctest MESSAGE). Report-only by default while
-    /// an open retention is found: some runs end with 2 blocks held that
-    /// LeakSanitizer does not call lost (docs/architecture.md, "The per-test
-    /// leak check"). TROUPE_LEAK_CHECK=strict in the environment, or this
-    /// call, makes guards strict. Never blocks.
+    /// Whether a guard that ends off its baseline fails the test (strict,
+    /// the default) or only reports it (a doctest MESSAGE):
+    /// TROUPE_LEAK_CHECK=report in the environment, or this call with
+    /// false, makes guards report-only (for investigating; with
+    /// TROUPE_LEAK_TRACE=1 a guard also prints where each block it kept was
+    /// made). Never blocks.
     static void set_strict(bool strict) noexcept;
 
     /// Blocks held now minus at construction: positive, blocks not returned;
@@ -73,6 +74,7 @@ public:
 
 private:
     long baseline_;
+    unsigned long trace_from_;  // TROUPE_LEAK_TRACE=1: first allocation inside
     long failures_;
     int uncaught_;
     std::source_location where_;

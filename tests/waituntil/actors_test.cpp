@@ -37,6 +37,7 @@ struct squarer : troupe::actor {
 struct sleeper : troupe::actor {
     hold* held = nullptr;
     troupe::allocation receive(hold& q) {
+        q.defer();  // answered by a later receive (else the ask would fail)
         held = &q;
         return troupe::Nodelete;
     }

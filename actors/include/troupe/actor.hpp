@@ -3,10 +3,7 @@
 ///
 ///     struct int_msg : troupe::message { int i; explicit int_msg(int i) : i(i) {} };
 ///     struct printer : troupe::actor {
-///         troupe::allocation receive(int_msg& m) {
-///             std::printf("%d\n", m.i);
-///             return troupe::Nodelete;          // keep receiving
-///         }
+///         void receive(int_msg& m) { std::printf("%d\n", m.i); }   // keeps receiving
 ///     };
 ///     troupe::actor_system sys;                 // start the executor first
 ///     printer p;
@@ -15,8 +12,10 @@
 ///     sys.stop();                               // waits for p to finish
 ///
 /// Derive actors from `troupe::actor` and write one `receive` per message
-/// type returning an `allocation` (a member `allocation receive(M&)`, or a
-/// free `allocation receive(A&, M&)` found by argument-dependent lookup).
+/// type (a member `receive(M&)`, or a free `receive(A&, M&)` found by
+/// argument-dependent lookup). A receive returning `void` keeps the actor
+/// receiving (as `Nodelete` does) and leaves the message's allocation as
+/// set; one returning an `allocation` says what happens to the actor.
 /// `a | m` is resolved at compile time on the static types of both
 /// operands: overload resolution picks the receive (a derived message uses
 /// its own receive if the actor has one, else its base's), and the choice
@@ -39,7 +38,14 @@
 ///
 /// Value sends: `troupe::send<M>(a, args...)` constructs an M with `new`,
 /// marks it `Delete` and sends it: the runtime owns it and frees it after
-/// the receive (no `*new` and `set_allocation` by hand).
+/// the receive (no `*new` and `set_allocation` by hand). Prefer it for a
+/// message built in a loop body: one sent by reference must outlive its
+/// receive (checked builds report one destroyed while still queued).
+///
+/// A send to an actor that has finished is dropped in every build, when it
+/// is sent or when its turn comes: the message's allocation action runs as
+/// after a receive, a request's future fails with troupe::request_error;
+/// checked builds also report it (misuse_kind::lost_message).
 ///
 /// Exceptions escaping a behaviour:
 /// - from the receive of a request (troupe/request.hpp) that the behaviour
@@ -108,6 +114,12 @@ struct request_tag {
     destroy_hook on_destroy = nullptr;
     std::uint64_t on_destroy_arg = 0;
 };
+
+/// The exception a request fails with when its receive by the actor types
+/// in `names` returned without answering it, or its receiver had finished
+/// (troupe::request_error). Cold; never throws.
+[[gnu::cold]] std::exception_ptr request_unanswered(const dispatch_names& names) noexcept;
+[[gnu::cold]] std::exception_ptr request_receiver_ended(const dispatch_names& names) noexcept;
 
 /// The reply duty of the request whose receive runs on this thread: set by
 /// the dispatcher, cleared (on this thread) by the first reply, forward or
@@ -218,13 +230,17 @@ static_assert(sizeof(actor) == 64 && alignof(actor) == 16);
 
 namespace detail {
 
+/// What a receive may return: an allocation, or nothing (`Nodelete`).
+template <class R>
+concept receive_result = std::same_as<R, allocation> || std::is_void_v<R>;
+
 template <class A, class M>
 concept member_receiver = requires(A& a, M& m) {
-    { a.receive(m) } -> std::same_as<allocation>;
+    { a.receive(m) } -> receive_result;
 };
 template <class A, class M>
 concept free_receiver = requires(A& a, M& m) {
-    { receive(a, m) } -> std::same_as<allocation>;
+    { receive(a, m) } -> receive_result;
 };
 
 /// Whether `A | M` compiles: A has a receive for M, or M is a poison pill.
@@ -245,30 +261,61 @@ inline void finish_message(message& m) {
 template <class A, class M>
 inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
 
-/// Runs the receive of an M by an A chosen at compile time.
+/// Runs the receive of an M by an A chosen at compile time (a receive
+/// returning void means `Nodelete`).
 template <class A, class M>
 allocation run_receive(A& self, M& msg) {
-    if constexpr (member_receiver<A, M>) return self.receive(msg);
-    else if constexpr (free_receiver<A, M>) return receive(self, msg);
-    else return poison_pill_result<M>();
+    if constexpr (member_receiver<A, M>) {
+        if constexpr (std::is_void_v<decltype(self.receive(msg))>) {
+            self.receive(msg);
+            return Nodelete;
+        } else {
+            return self.receive(msg);
+        }
+    } else if constexpr (free_receiver<A, M>) {
+        if constexpr (std::is_void_v<decltype(receive(self, msg))>) {
+            receive(self, msg);
+            return Nodelete;
+        } else {
+            return receive(self, msg);
+        }
+    } else {
+        return poison_pill_result<M>();
+    }
+}
+
+/// Drops a message whose receiver has finished: a request fails (its
+/// requester's future gets a request_error), any other message gets its
+/// allocation action as after a receive. Never throws.
+template <class A, class M>
+void drop(M& msg) noexcept {
+    if constexpr (std::is_base_of_v<request_tag, M>)
+        msg.reply_exception(request_receiver_ended(names_of<A, M>));
+    else finish_message(msg);
 }
 
 /// The trampoline stored in an envelope for a send of an M to an A: runs
 /// the receive, then the message's allocation action, and returns the
 /// actor's. The worker does not touch the message afterwards. An escaping
-/// exception never leaves it (see "Exceptions escaping a behaviour").
+/// exception never leaves it (see "Exceptions escaping a behaviour"). A
+/// null `a` means the receiver has finished: the message is dropped.
 template <class A, class M>
-allocation dispatch(actor& a, message& m) {
-    A& self = static_cast<A&>(a);
+allocation dispatch(actor* a, message& m) {
     M& msg = static_cast<M&>(m);
+    if (!a) [[unlikely]] {
+        drop<A, M>(msg);
+        return Nodelete;
+    }
+    A& self = static_cast<A&>(*a);
     if constexpr (std::is_base_of_v<request_tag, M>) {
         // A request belongs to its requester, who may destroy it as soon as
         // the reply is in: never touch it after the behaviour, nor after a
         // reply, forward or defer inside it (the scope records those on this
         // thread, without touching the request).
         request_scope scope{&msg};
+        allocation how;
         try {
-            return run_receive<A, M>(self, msg);
+            how = run_receive<A, M>(self, msg);
         } catch (...) {
             if (scope.owes_reply()) {
                 // Nobody answered or took the request: it is alive (its
@@ -277,14 +324,21 @@ allocation dispatch(actor& a, message& m) {
                 msg.reply_exception(std::current_exception());
                 return Nodelete;
             }
-            return behaviour_threw(a, names_of<A, M>);
+            return behaviour_threw(*a, names_of<A, M>);
         }
+        if (scope.owes_reply()) [[unlikely]] {
+            // Returned without replying, forwarding or deferring: nobody
+            // else can answer, so the requester would wait forever.
+            scope.take();
+            msg.reply_exception(request_unanswered(names_of<A, M>));
+        }
+        return how;
     } else {
         allocation how;
         try {
             how = run_receive<A, M>(self, msg);
         } catch (...) {
-            how = behaviour_threw(a, names_of<A, M>);
+            how = behaviour_threw(*a, names_of<A, M>);
         }
         finish_message(msg);
         return how;
@@ -294,6 +348,12 @@ allocation dispatch(actor& a, message& m) {
 struct send_access {
 #if defined(TROUPE_CHECKED)
     static void mark_sent(message& m) noexcept { m.sent_.store(true, std::memory_order_relaxed); }
+    /// An accepted send: one more delivery pending (see message::queued_).
+    static void note_queued(message& m, const dispatch_names& names) noexcept {
+        m.sent_.store(true, std::memory_order_relaxed);
+        m.queued_for_.store(&names, std::memory_order_relaxed);
+        m.queued_.fetch_add(1, std::memory_order_relaxed);
+    }
 #endif
 };
 
@@ -301,30 +361,39 @@ struct send_access {
 /// in the worker and handed to a's mailbox when the current batch ends (a
 /// message to the running actor itself joins the batch); from anywhere else
 /// it goes straight to the mailbox under its lock, waking its worker if
-/// parked. Returns false if a checked build refused the send (reported).
-/// Strong guarantee (std::bad_alloc from a growing buffer: nothing queued).
+/// parked. Returns false if the send was refused: `a` has finished (every
+/// build; checked builds report it) or was created with no running system
+/// (checked builds); `m` was then dropped (`fn` ran with no actor: its
+/// allocation action ran, or a request failed). Strong guarantee
+/// (std::bad_alloc from a growing buffer: nothing queued or dropped).
 bool send(actor& a, message& m, dispatch_fn fn, const dispatch_names& names);
+
+/// Sends m to a, or drops it (see send); returns whether it was queued.
+template <class A, class M>
+bool send_or_drop(A& a, M& m) {
+    return send(a, m, &dispatch<A, M>, names_of<A, M>);
+}
 
 }  // namespace detail
 
 /// Sends `m` to `a` (asynchronously) and returns `a`, so sends cascade:
 /// `a | m1 | m2` sends m1, then m2. `m` must outlive its receive; the
-/// executor applies its allocation action after the receive.
+/// executor applies its allocation action after the receive (or when the
+/// send is dropped because `a` has finished).
 template <class A, class M>
 requires std::derived_from<A, actor> && std::derived_from<M, message> A& operator|(A& a, M& m) {
     static_assert(!std::is_const_v<M>,
                   "troupe: messages are sent by non-const reference (the executor applies their "
                   "allocation action after the receive); do not send a const message");
     static_assert(detail::can_receive<A, M>,
-                  "troupe: this actor type has no `allocation receive(M&)` for this message type "
+                  "troupe: this actor type has no `receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
-    [[maybe_unused]] const bool queued =
-        detail::send(a, m, &detail::dispatch<A, M>, detail::names_of<A, M>);
+    [[maybe_unused]] const bool queued = detail::send_or_drop(a, m);
     if constexpr (std::is_base_of_v<detail::request_tag, M>) {
         // Forwarding the request being received passes its reply duty on
         // with it (address comparison only: the receiver may already have
-        // replied and the requester freed it). A refused send (checked
-        // builds: a finished actor) forwarded nothing.
+        // replied and the requester freed it). A refused send (a finished
+        // actor) already answered it with a request_error.
         if (queued) detail::take_reply_duty(&m);
     }
     return a;
@@ -336,7 +405,7 @@ requires std::derived_from<A, actor> && std::derived_from<M, message> A& operato
 /// Statically typed like `a | m`. Returns `a`, so `send<M>(a, ...) | m2`
 /// cascades. Throws what M's constructor or `new` throws, or std::bad_alloc
 /// from the send (strong: nothing is sent and the message is freed). A send
-/// a checked build refuses (a finished actor) frees the message.
+/// to a finished actor is dropped and frees the message.
 template <class M, class A, class... Args>
 requires std::derived_from<A, actor> && std::derived_from<M, message> &&
     std::constructible_from<M, Args&&...>
@@ -345,17 +414,14 @@ requires std::derived_from<A, actor> && std::derived_from<M, message> &&
                   "troupe: a request belongs to its requester (it carries the reply future); "
                   "use troupe::ask with a request you own");
     static_assert(detail::can_receive<A, M>,
-                  "troupe: this actor type has no `allocation receive(M&)` for this message type "
+                  "troupe: this actor type has no `receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
     std::unique_ptr<M> owned{new M(std::forward<Args>(args)...)};
     owned->set_allocation(Delete);
-    if (detail::send(a, *owned, &detail::dispatch<A, M>, detail::names_of<A, M>)) {
-        (void)owned.release();  // the executor frees it after the receive
-    } else {
-#if defined(TROUPE_CHECKED)
-        detail::send_access::mark_sent(*owned);  // reported once already, as a refused send
-#endif
-    }
+    // Queued: the executor frees it after the receive; dropped (a finished
+    // actor): its Delete action already freed it. Either way not ours now.
+    detail::send_or_drop(a, *owned);
+    (void)owned.release();
     return a;
 }
 

@@ -12,16 +12,14 @@
 #include <cstdint>
 #include <iosfwd>
 
+#include "troupe/config.hpp"
+
 namespace troupe {
 
 struct actor_statistics {
     /// Whether this build counts (`-Dstatistics=true`); if not, every field
     /// is zero and `os << s` prints "statistics not built in".
-#if defined(TROUPE_STATISTICS)
-    static constexpr bool built_in = true;
-#else
-    static constexpr bool built_in = false;
-#endif
+    static constexpr bool built_in = detail::statistics_build;
 
     std::uint64_t actors_created = 0;  ///< by behaviours and by other threads
     std::uint64_t messages_sent = 0;   ///< including poison pills

@@ -10,4 +10,5 @@
 #include "troupe/message.hpp"
 #include "troupe/poison_pill.hpp"
 #include "troupe/request.hpp"
+#include "troupe/request_error.hpp"
 #include "troupe/victim_selector.hpp"

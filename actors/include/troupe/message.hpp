@@ -15,8 +15,13 @@
 /// as set at that time. The destructor is virtual, so `Delete` through the
 /// base frees the whole derived object.
 ///
-/// Checked builds report a message destroyed without ever being sent.
+/// Checked builds report a message destroyed without ever being sent, and
+/// one destroyed while a send of it is still queued (a message declared in
+/// a loop body and sent by reference: its receive would read a dead object;
+/// send such messages by value with `troupe::send<M>`), naming the message
+/// type and the actor it was queued for.
 #include <atomic>
+#include <cstdint>
 #include <source_location>
 
 #include "troupe/allocation.hpp"
@@ -29,7 +34,10 @@ class message;
 namespace detail {
 struct send_access;
 struct worker_access;
+struct dispatch_names;
 void message_destroyed_unsent(const message& m) noexcept;
+void message_destroyed_queued(const message& m, const dispatch_names* to,
+                              std::int32_t pending) noexcept;
 }  // namespace detail
 
 class message {
@@ -53,7 +61,9 @@ public:
 
     virtual ~message() {
 #if defined(TROUPE_CHECKED)
-        if (!sent_.load(std::memory_order_relaxed)) detail::message_destroyed_unsent(*this);
+        if (const std::int32_t n = queued_.load(std::memory_order_acquire); n > 0)
+            detail::message_destroyed_queued(*this, queued_for_.load(std::memory_order_relaxed), n);
+        else if (!sent_.load(std::memory_order_relaxed)) detail::message_destroyed_unsent(*this);
 #endif
     }
 
@@ -90,6 +100,12 @@ private:
     // Set by every send; also set for messages that are exempt from the
     // "destroyed unsent" check (the builtin poison pills).
     std::atomic<bool> sent_{false};
+    // Sends of this message not yet delivered: incremented by each accepted
+    // send, decremented by the worker as the delivery starts (or drops it).
+    // Non-zero in the destructor means a queued envelope would dangle.
+    std::atomic<std::int32_t> queued_{0};
+    // The actor/message type names of the latest accepted send (reports).
+    std::atomic<const detail::dispatch_names*> queued_for_{nullptr};
 #endif
     std::source_location where_;
 };

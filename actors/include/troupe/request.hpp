@@ -42,6 +42,7 @@
 #include "troupe/actor.hpp"
 #include "troupe/error.hpp"
 #include "troupe/future.hpp"
+#include "troupe/request_error.hpp"
 
 namespace troupe {
 

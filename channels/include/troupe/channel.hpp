@@ -29,9 +29,12 @@
 /// clause objects implementing the select_node protocol (troupe::selectable)
 /// for `waituntil`.
 ///
-/// Checked builds report destroying a channel that threads still block on
-/// (a deadlock), naming the channel and the count on each side; the blocked
-/// threads are then released with `channel_closed`. Statistics builds count
+/// Destroying a channel that threads still block on (a program error, e.g.
+/// members declared in the wrong order) releases them with
+/// `channel_destroyed`, in every build: distinct from `channel_closed`, so a
+/// consumer's loop never ends as if the channel had been closed. Checked
+/// builds also report it (a deadlock), naming the channel and the count on
+/// each side. Statistics builds count
 /// operations and blocking waits per channel and print the totals over all
 /// channels once at exit, or per channel if asked (channel_statistics.hpp).
 ///
@@ -98,8 +101,9 @@ public:
     channel(const channel&) = delete;
     channel& operator=(const channel&) = delete;
 
-    /// Destroys buffered elements. Threads still blocked here are released
-    /// with channel_closed; checked builds report them as a deadlock.
+    /// Destroys buffered elements. Threads still blocked here (a program
+    /// error) are released with channel_destroyed, in every build, so none
+    /// mistakes it for a close; checked builds report them as a deadlock.
     ~channel();
 
     // ------------------------------------------------------------- blocking
@@ -245,6 +249,19 @@ public:
                                                        stop_on_close_t) noexcept {
         return {*this, &v, true, true};
     }
+    /// Go's `case v, ok := <-ch:` in one clause: never throws
+    /// channel_closed; before the body runs, `ok` is set to true (an
+    /// element was moved into `v`) or false (closed and drained, or closed
+    /// at all with stop_on_close; `v` untouched). Guard the clause with the
+    /// same bool — `when(ok, on(ch.remove_into(v, ok), [&] { if (ok) use(v); }))`
+    /// — and it turns itself off once its channel is closed (Go's nil
+    /// channel). A destroyed channel still throws channel_destroyed.
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, bool& ok) noexcept {
+        return {*this, &v, false, true, &ok};
+    }
+    [[nodiscard]] channel_remove_clause<T> remove_into(T& v, bool& ok, stop_on_close_t) noexcept {
+        return {*this, &v, true, true, &ok};
+    }
     /// A clause inserting `v` when it wins (moving from it); if the channel
     /// is closed it throws channel_closed_with<T> holding `v` when selected.
     [[nodiscard]] channel_insert_clause<T> insert_from(T& v) noexcept { return {*this, v}; }
@@ -252,6 +269,11 @@ public:
     /// `channel_status::closed` and `v` keeps its element.
     [[nodiscard]] channel_insert_clause<T> insert_from(T& v, report_close_t) noexcept {
         return {*this, v, true};
+    }
+    /// The `ok` form: `ok` becomes true once `v` went in, false after close
+    /// (`v` keeps its element); see remove_into(v, ok).
+    [[nodiscard]] channel_insert_clause<T> insert_from(T& v, bool& ok) noexcept {
+        return {*this, v, true, &ok};
     }
     /// A clause inserting a value it owns.
     [[nodiscard]] channel_insert_clause<T> insert_from(T&& v) noexcept {
@@ -301,14 +323,16 @@ private:
     outcome remove_locked(void* dst, select_node* self, bool stop, select_node*& wake) noexcept;
 
     // Removes into raw storage; false if closed (per `stop`) and nothing
-    // came. `name` receives name_, read under the lock: a thread released
-    // by the destructor must not read the channel after its wake.
+    // came; throws channel_destroyed if the channel was destroyed while the
+    // caller waited. `name` receives name_, read under the lock: a thread
+    // released by the destructor must not read the channel after its wake.
     bool remove_into_storage(void* dst, bool stop, const char*& name);
     // The blocking tail of insert and remove, entered with lock_ held and
     // the operation unable to complete: queues the caller on `q` with
     // `elem` (its element, or its storage), releases lock_ and waits until a
     // partner completes the operation or close releases it. Returns how it
-    // ended (done or closed). Throws nothing; *this may be gone on return.
+    // ended (done, closed or destroyed). Throws nothing; *this may be gone
+    // on return.
     detail::handoff wait_queued(node_queue& q, void* elem, const char* operation,
                                 const char* name) noexcept;
     // Dumps (troupe/dump.hpp): a blocked thread's channel, by its state.
@@ -343,7 +367,8 @@ private:
     // Pops every claimable waiter of `q`, marks it closed, commits its wake
     // and appends it to `woken` (node_queue::defer_wake) if it is owed an
     // unpark after unlock; returns the count.
-    static std::size_t collect_closed(node_queue& q, node_queue& woken) noexcept;
+    static std::size_t collect_closed(node_queue& q, node_queue& woken,
+                                      detail::handoff how) noexcept;
     // Under lock_, after completing `n`'s operation: commits the wake (see
     // select_node::commit) and returns `n` if its waiter must be unparked
     // after unlocking, nullptr if it is awake and must not be touched again.

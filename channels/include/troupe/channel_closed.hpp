@@ -33,6 +33,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -66,25 +67,82 @@ struct report_close_t {
 };
 inline constexpr report_close_t report_close{};
 
-/// Thrown by blocking channel operations that meet a closed channel: every
-/// insert after (or blocked at) close, and removes per the close policy.
-/// Catch this type for both directions; inserts throw the derived
-/// `channel_closed_with<T>`, which carries the element back.
-class channel_closed : public std::runtime_error {
-public:
-    channel_closed(const void* channel, const char* name, channel_operation op)
-        : std::runtime_error(message(channel, name, op)), channel_(channel), op_(op) {}
+namespace detail {
+/// An error message naming a channel, and where the name sits in it.
+struct channel_error_text {
+    std::string text;
+    std::size_t name_at = 0, name_len = 0;
+};
+channel_error_text compose_channel_error(const void* channel, const char* name,
+                                         channel_operation op, const char* state);
+}  // namespace detail
 
+namespace detail {
+/// What channel_closed and channel_destroyed share: the channel's address,
+/// the operation, and where the channel's name sits in the message.
+class channel_error_fields {
+public:
     /// Address of the channel (for comparison only: it may no longer exist).
     const void* channel() const noexcept { return channel_; }
     channel_operation operation() const noexcept { return op_; }
     bool is_insert() const noexcept { return op_ == channel_operation::insert; }
     bool is_remove() const noexcept { return op_ == channel_operation::remove; }
 
+protected:
+    channel_error_fields(const void* channel, channel_operation op,
+                         const channel_error_text& t) noexcept
+        : channel_(channel), op_(op), name_at_(t.name_at), name_len_(t.name_len) {}
+    std::string_view name_in(const char* what) const noexcept {
+        return std::string_view{what}.substr(name_at_, name_len_);
+    }
+
 private:
-    static std::string message(const void* channel, const char* name, channel_operation op);
     const void* channel_;
     channel_operation op_;
+    std::size_t name_at_, name_len_;
+};
+}  // namespace detail
+
+/// Thrown by blocking channel operations that meet a closed channel: every
+/// insert after (or blocked at) close, and removes per the close policy.
+/// Catch this type for both directions; inserts throw the derived
+/// `channel_closed_with<T>`, which carries the element back.
+class channel_closed : public std::runtime_error, public detail::channel_error_fields {
+public:
+    channel_closed(const void* channel, const char* name, channel_operation op)
+        : channel_closed(channel, op, detail::compose_channel_error(channel, name, op, "closed")) {}
+
+    /// The name the channel was constructed with ("" if none). A view into
+    /// this exception's own message: valid as long as the exception is, even
+    /// after the channel (and the string it was named with) are gone.
+    std::string_view name() const noexcept { return name_in(what()); }
+
+private:
+    channel_closed(const void* channel, channel_operation op, const detail::channel_error_text& t)
+        : std::runtime_error(t.text), channel_error_fields(channel, op, t) {}
+};
+
+/// Thrown, instead of any close outcome, to a thread that was blocked on a
+/// channel (a plain insert or remove, a range-for, a select clause —
+/// report_close and `ok` forms included) when the channel was *destroyed*
+/// under it: a program error (e.g. class members declared in the wrong
+/// order), never a normal end of the stream. It is not a channel_closed,
+/// so a loop written to end on close does not end silently on it. A
+/// producer's element was not moved (it is still in its variable). Checked
+/// builds also report the destruction (misuse_kind::released_waiters).
+class channel_destroyed : public std::logic_error, public detail::channel_error_fields {
+public:
+    channel_destroyed(const void* channel, const char* name, channel_operation op)
+        : channel_destroyed(channel, op,
+                            detail::compose_channel_error(channel, name, op, "destroyed")) {}
+
+    /// The channel's name ("" if none); valid as long as the exception.
+    std::string_view name() const noexcept { return name_in(what()); }
+
+private:
+    channel_destroyed(const void* channel, channel_operation op,
+                      const detail::channel_error_text& t)
+        : std::logic_error(t.text), channel_error_fields(channel, op, t) {}
 };
 
 /// The exception a producer gets: `value()` is the element it tried to
@@ -120,18 +178,27 @@ private:
     storage value_;
 };
 
-inline std::string channel_closed::message(const void* channel, const char* name,
-                                           channel_operation op) {
-    std::string s = op == channel_operation::insert ? "insert into closed channel"
-                                                    : "remove from closed channel";
+inline detail::channel_error_text detail::compose_channel_error(const void* channel,
+                                                                const char* name,
+                                                                channel_operation op,
+                                                                const char* state) {
+    channel_error_text c;
+    c.text = op == channel_operation::insert ? "insert into " : "remove from ";
+    c.text += state;
+    c.text += " channel";
+    c.name_at = c.text.size();
+    c.name_len = 0;
     if (name && *name) {
-        s += " '";
-        s += name;
-        s += "'";
+        c.text += " '";
+        c.name_at = c.text.size();
+        c.text += name;
+        c.name_len = c.text.size() - c.name_at;
+        c.text += "'";
     }
     char addr[32];
     std::snprintf(addr, sizeof addr, " (%p)", channel);
-    return s + addr;
+    c.text += addr;
+    return c;
 }
 
 }  // namespace troupe

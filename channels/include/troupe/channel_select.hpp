@@ -13,6 +13,10 @@
 /// closed channel does not throw; the clause is selected with outcome
 /// `channel_status::closed` (nothing moved), which a waituntil body taking a
 /// channel_status receives (see waituntil.hpp for the Go side by side).
+/// The `ok` forms (`remove_into(v, ok)`, `insert_from(v, ok)`, Go's
+/// `v, ok := <-ch`) are the same clauses writing the outcome into a bool
+/// (true: moved; false: closed) before the body runs; the bool doubles as
+/// the clause's `when` guard, so a select loop needs no other flag.
 ///
 /// Exceptions: register_select and unregister_select never throw (no
 /// allocation, nothrow moves). on_selected throws channel_closed (or
@@ -20,9 +24,11 @@
 /// unless report_close; a remove clause's assignment into the variable is
 /// the only user code it runs (T's move assignment).
 ///
-/// Channel destroyed while a clause waits on it: the clause is released as
-/// closed and never touches the channel again (its record holds the name;
-/// see detail::link).
+/// Channel destroyed while a clause waits on it: the clause is released
+/// (it never touches the channel again: its record holds the name; see
+/// detail::link) and on_selected throws channel_destroyed, in every form
+/// (report_close and `ok` included): the destruction is a program error,
+/// never reported as a close.
 ///
 /// A clause implements the select_node protocol (troupe::selectable) for one
 /// channel operation. Its node's status is won *before* any element moves, so
@@ -50,11 +56,12 @@ class channel;
 template <class T>
 class channel_remove_clause {
 public:
-    channel_remove_clause(channel<T>& ch, T* dst, bool stop, bool report = false) noexcept
-        : ch_(&ch), dst_(dst), stop_(stop), report_(report) {}
+    channel_remove_clause(channel<T>& ch, T* dst, bool stop, bool report = false,
+                          bool* ok = nullptr) noexcept
+        : ch_(&ch), dst_(dst), ok_(ok), stop_(stop), report_(report || ok) {}
     /// Only before registration (the state is not carried over).
     channel_remove_clause(channel_remove_clause&& o) noexcept
-        : ch_(o.ch_), dst_(o.dst_), stop_(o.stop_), report_(o.report_) {}
+        : ch_(o.ch_), dst_(o.dst_), ok_(o.ok_), stop_(o.stop_), report_(o.report_) {}
     channel_remove_clause& operator=(channel_remove_clause&&) = delete;
     ~channel_remove_clause() {
         // Delivered but never selected (the statement unwound): drop it.
@@ -83,6 +90,7 @@ public:
         switch (w_.state.load(std::memory_order_acquire)) {
         case detail::handoff::done:
             outcome_ = channel_status::success;
+            if (ok_) *ok_ = true;
             if (taken_) return true;
             taken_ = true;
             if (dst_) *dst_ = slot_.take();
@@ -90,11 +98,15 @@ public:
             return true;
         case detail::handoff::closed:
             outcome_ = channel_status::closed;
+            if (ok_) *ok_ = false;
             if (report_) return true;
             if (std::uncaught_exceptions() > 0) return false;
-            // The channel may be gone (destroyed while we waited): only its
+            // The channel may be gone (destroyed after the close): only its
             // address and the name read at registration are used.
             channel<T>::throw_closed_remove(ch_, w_.name);
+        case detail::handoff::destroyed:
+            if (std::uncaught_exceptions() > 0) return false;
+            throw channel_destroyed(ch_, w_.name, channel_operation::remove);  // address only
         default: return false;
         }
     }
@@ -106,6 +118,7 @@ public:
 private:
     channel<T>* ch_;
     T* dst_;
+    bool* ok_;  // the `ok` forms: receives the outcome
     bool stop_;
     bool report_;
     bool taken_ = false;
@@ -120,8 +133,8 @@ private:
 template <class T>
 class channel_insert_clause {
 public:
-    channel_insert_clause(channel<T>& ch, T& src, bool report = false) noexcept
-        : ch_(&ch), src_(&src), report_(report) {}
+    channel_insert_clause(channel<T>& ch, T& src, bool report = false, bool* ok = nullptr) noexcept
+        : ch_(&ch), src_(&src), ok_(ok), report_(report || ok) {}
     channel_insert_clause(channel<T>& ch, T&& v) noexcept
         : ch_(&ch), owned_(std::move(v)), src_(&*owned_) {}
     /// Only before registration.
@@ -129,6 +142,7 @@ public:
         : ch_(o.ch_),
           owned_(std::move(o.owned_)),
           src_(owned_ ? &*owned_ : o.src_),
+          ok_(o.ok_),
           report_(o.report_) {}
     channel_insert_clause& operator=(channel_insert_clause&&) = delete;
 
@@ -148,12 +162,19 @@ public:
     /// with outcome() `closed` (the element stays in the variable).
     bool on_selected(select_node&) {
         switch (w_.state.load(std::memory_order_acquire)) {
-        case detail::handoff::done: outcome_ = channel_status::success; return true;
+        case detail::handoff::done:
+            outcome_ = channel_status::success;
+            if (ok_) *ok_ = true;
+            return true;
         case detail::handoff::closed:
             outcome_ = channel_status::closed;
+            if (ok_) *ok_ = false;
             if (report_) return true;
             if (std::uncaught_exceptions() > 0) return false;
             throw channel_closed_with<T>(ch_, w_.name, std::move(*src_));  // ch_: address only
+        case detail::handoff::destroyed:  // the element stays in the variable
+            if (std::uncaught_exceptions() > 0) return false;
+            throw channel_destroyed(ch_, w_.name, channel_operation::insert);
         default: return false;
         }
     }
@@ -166,6 +187,7 @@ private:
     channel<T>* ch_;
     std::optional<T> owned_;
     T* src_;
+    bool* ok_ = nullptr;  // the `ok` forms: receives the outcome
     bool report_ = false;
     channel_status outcome_ = channel_status::success;
     detail::channel_waiter w_;

@@ -186,7 +186,8 @@ private:
     bool queued_ = false;
 };
 
-/// What a resource provides to be waited on by `waituntil` (DESIGN rule 4).
+/// What a resource provides to be waited on by `waituntil` (the select_node
+/// protocol, docs/core.md).
 ///  - register_select(n): if the resource is available now and `n` is won,
 ///    perform the operation and return true; otherwise queue `n` (unless it
 ///    already lost) and return false.

@@ -1,4 +1,4 @@
-// expect: has no `allocation receive(M&)` for this message type
+// expect: has no `receive(M&)` for this message type
 // Must NOT compile: the actor has no receive for this message type.
 #include "troupe/actors.hpp"
 

@@ -1,4 +1,4 @@
-// expect: has no `allocation receive(M&)` for this message type
+// expect: has no `receive(M&)` for this message type
 // Must NOT compile: a value send is statically typed like `a | m`.
 #include "troupe/actors.hpp"
 

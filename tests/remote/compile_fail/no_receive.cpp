@@ -1,4 +1,4 @@
-// expect: has no `allocation receive(M&)` for this message type
+// expect: has no `receive(M&)` for this message type
 // A remote send of a message the actor type has no receive for must not
 // compile, exactly like a local send.
 #include "troupe/remote.hpp"

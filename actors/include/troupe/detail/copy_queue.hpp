@@ -20,8 +20,9 @@ class message;
 
 namespace troupe::detail {
 
-/// Calls the statically chosen receive of the derived actor/message types.
-using dispatch_fn = allocation (*)(actor&, message&);
+/// Calls the statically chosen receive of the derived actor/message types;
+/// with a null actor (the receiver has finished) drops the message instead.
+using dispatch_fn = allocation (*)(actor*, message&);
 
 /// Type names for reports (one static object per actor/message pair).
 struct dispatch_names {

@@ -22,8 +22,10 @@ channel<T>::~channel() {
     node_queue woken;
     lock_.lock();
     closed_.store(true, std::memory_order_release);
-    const std::size_t consumers = collect_closed(consumers_, woken);
-    const std::size_t producers = collect_closed(producers_, woken);
+    // Released with `destroyed`, not `closed`: they throw channel_destroyed,
+    // so no loop mistakes this for the normal end of the stream.
+    const std::size_t consumers = collect_closed(consumers_, woken, detail::handoff::destroyed);
+    const std::size_t producers = collect_closed(producers_, woken, detail::handoff::destroyed);
     bool leaving = !consumers_.empty() || !producers_.empty();
     lock_.unlock();
     // Released threads never touch the channel again: plain waiters only read
@@ -48,7 +50,7 @@ channel<T>::~channel() {
                                       std::to_string(producers) + " producer(s), " +
                                       std::to_string(consumers) +
                                       " consumer(s); releasing them "
-                                      "with channel_closed",
+                                      "with channel_destroyed",
                                   misuse_kind::released_waiters);
     }
     for (std::size_t i = 0, n = count_.load(std::memory_order_relaxed); i < n; ++i) {
@@ -148,8 +150,12 @@ void channel<T>::insert(T&& v) {
     }
     // Full: queue with a pointer to our element; a consumer moves it out.
     TROUPE_CHANNEL_COUNT(blocked_inserts);
-    if (wait_queued(producers_, &v, "insert", name) == detail::handoff::closed)
-        throw channel_closed_with<T>(this, name, std::move(v));
+    switch (wait_queued(producers_, &v, "insert", name)) {
+    case detail::handoff::closed: throw channel_closed_with<T>(this, name, std::move(v));
+    case detail::handoff::destroyed:  // `v` keeps its element
+        throw channel_destroyed(this, name, channel_operation::insert);
+    default: return;
+    }
 }
 
 template <class T>
@@ -170,7 +176,12 @@ bool channel<T>::remove_into_storage(void* dst, bool stop, const char*& name) {
     TROUPE_CHANNEL_COUNT(blocked_removes);
     // A consumer is woken by close only while the channel is empty (it
     // queued on an empty buffer, and nothing can be inserted after close).
-    return wait_queued(consumers_, dst, "remove", name) == detail::handoff::done;
+    switch (wait_queued(consumers_, dst, "remove", name)) {
+    case detail::handoff::done: return true;
+    case detail::handoff::destroyed:
+        throw channel_destroyed(this, name, channel_operation::remove);  // `this`: address only
+    default: return false;
+    }
 }
 
 template <class T>
@@ -270,13 +281,14 @@ std::size_t channel<T>::flush(const T& v) requires std::is_copy_constructible_v<
 }
 
 template <class T>
-std::size_t channel<T>::collect_closed(node_queue& q, node_queue& woken) noexcept {
+std::size_t channel<T>::collect_closed(node_queue& q, node_queue& woken,
+                                       detail::handoff how) noexcept {
     std::size_t n = 0;
     // pop_claimed drops clauses whose statement already finished (a lost
     // exclusive clause is detached, never woken) and skips leaving ones.
     while (select_node* w = detail::pop_claimed(q)) {
         auto& rec = detail::waiter_of(*w);
-        rec.state.store(detail::handoff::closed, std::memory_order_release);
+        rec.state.store(how, std::memory_order_release);
         detail::detach(*w);
         woken.defer_wake(*w);  // only if owed: an awake waiter is never touched again
         ++n;
@@ -293,8 +305,8 @@ void channel<T>::close() noexcept {
         return;
     }
     closed_.store(true, std::memory_order_release);
-    collect_closed(consumers_, woken);  // consumers first, as in Cforall
-    collect_closed(producers_, woken);
+    collect_closed(consumers_, woken, detail::handoff::closed);  // consumers first, as in Cforall
+    collect_closed(producers_, woken, detail::handoff::closed);
     lock_.unlock();
     woken.unpark_all();
 }

@@ -20,9 +20,10 @@ namespace troupe::detail {
 
 /// How a blocked channel operation ended.
 enum class handoff : std::uint8_t {
-    waiting,  ///< still queued (or being completed)
-    done,     ///< a partner moved the element (wait morphing)
-    closed,   ///< woken by close(): nothing moved
+    waiting,    ///< still queued (or being completed)
+    done,       ///< a partner moved the element (wait morphing)
+    closed,     ///< woken by close(): nothing moved
+    destroyed,  ///< woken by the channel's destructor: nothing moved (misuse)
 };
 
 /// Who may touch a select clause's node next: the handshake that lets a

@@ -70,7 +70,7 @@ void mark_sent([[maybe_unused]] M& m) noexcept {
 
 /// A request received from another rank: the message plus its reply route.
 template <class A, class M>
-allocation request_dispatch(troupe::actor& target, troupe::message& m);
+allocation request_dispatch(troupe::actor* target, troupe::message& m);
 struct captured_error;
 
 template <class M>
@@ -114,31 +114,54 @@ void decode_all(M& m, byte_reader& r) {
 /// behaviour like troupe::detail::dispatch does for requests, with the same
 /// reply duty (request_scope). While the dispatcher owes the answer, an
 /// escaping exception's type and what() are recorded on the worker thread
-/// and the future is failed with it. Once the behaviour replied, forwarded
-/// the request or called defer(), the engine may already have shipped the
-/// reply and recycled the object (a later request of the same type is
-/// built at the same address): it is never touched again, and the exception
-/// goes to the actor system's behaviour-exception handler.
+/// and the future is failed with it; a behaviour that returns owing it
+/// fails the future with a troupe::request_error (unanswered). Once the
+/// behaviour replied, forwarded the request or called defer(), the engine
+/// may already have shipped the reply and recycled the object (a later
+/// request of the same type is built at the same address): it is never
+/// touched again, and an exception goes to the actor system's
+/// behaviour-exception handler. A null `target` (the actor had finished)
+/// drops the request: it fails with a troupe::request_error.
 template <class A, class M>
-allocation request_dispatch(troupe::actor& target, troupe::message& m) {
-    A& self = static_cast<A&>(target);
+allocation request_dispatch(troupe::actor* target, troupe::message& m) {
     M& msg = static_cast<M&>(m);
+    // Fails the request with `e`, recording its type and what() for the
+    // asking rank. Only while the reply is still ours to give.
+    auto fail_with = [&msg](std::exception_ptr e) noexcept {
+        auto& q = static_cast<inbound_request<M>&>(msg);
+        try {
+            std::rethrow_exception(e);
+        } catch (...) {
+            describe_current_exception(q.error_type_, q.error_what_);
+        }
+        q.failed_ = true;
+        q.reply_exception(std::move(e));
+    };
+    if (!target) [[unlikely]] {
+        fail_with(troupe::detail::request_receiver_ended(troupe::detail::names_of<A, M>));
+        return Nodelete;
+    }
     troupe::detail::request_scope scope{&msg};
+    allocation how;
     try {
-        return troupe::detail::run_receive<A, M>(self, msg);
+        how = troupe::detail::run_receive<A, M>(static_cast<A&>(*target), msg);
     } catch (...) {
         if (scope.owes_reply()) {
             // Nobody answered or took the request: it is alive (the engine
             // watches its future) and its reply is ours to give.
             scope.take();
-            auto& q = static_cast<inbound_request<M>&>(msg);
-            describe_current_exception(q.error_type_, q.error_what_);
-            q.failed_ = true;
-            q.reply_exception(std::current_exception());
+            fail_with(std::current_exception());
             return Nodelete;
         }
-        return troupe::detail::behaviour_threw(target, troupe::detail::names_of<A, M>);
+        return troupe::detail::behaviour_threw(*target, troupe::detail::names_of<A, M>);
     }
+    if (scope.owes_reply()) [[unlikely]] {
+        // Returned without replying, forwarding or deferring: nobody else
+        // can answer, so the asking rank would wait forever.
+        scope.take();
+        fail_with(troupe::detail::request_unanswered(troupe::detail::names_of<A, M>));
+    }
+    return how;
 }
 
 /// Runs on the receiving rank's engine thread: builds the message from the
@@ -162,6 +185,8 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
             throw;
         }
         watch(*d.eng, *q);
+        // A finished target fails the ask (send drops it through
+        // request_dispatch with no actor).
         troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>,
                              troupe::detail::names_of<A, M>);
     } else {
@@ -243,7 +268,7 @@ constexpr void check_send() {
     static_assert(std::is_base_of_v<troupe::message, M>,
                   "troupe::remote: only troupe::message types can be sent");
     static_assert(troupe::detail::can_receive<A, M>,
-                  "troupe: this actor type has no `allocation receive(M&)` for this message type "
+                  "troupe: this actor type has no `receive(M&)` for this message type "
                   "(see the 'with A = ...; M = ...' line of this error for the two types)");
     static_assert(registered_message<M>,
                   "troupe::remote: this message type is not registered for remote sends; add "
