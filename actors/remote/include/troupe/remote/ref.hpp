@@ -127,7 +127,7 @@ allocation request_dispatch(troupe::actor* target, troupe::message& m) {
     M& msg = static_cast<M&>(m);
     // Fails the request with `e`, recording its type and what() for the
     // asking rank. Only while the reply is still ours to give.
-    auto fail_with = [&msg](std::exception_ptr e) noexcept {
+    auto fail_with = [&msg](std::exception_ptr e) {
         auto& q = static_cast<inbound_request<M>&>(msg);
         try {
             std::rethrow_exception(e);
