@@ -297,6 +297,8 @@ private:
     std::atomic<bool> guest_busy_[max_guests] = {};
 };
 processor* current_processor() noexcept;
+// The user thread running on this kernel thread, or nullptr (an OS thread).
+fiber* current_fiber() noexcept;
 // Sets what current_processor() returns on this kernel thread (a guest).
 void set_current_processor(processor* p) noexcept;
 // park() on an OS thread, before it spins and sleeps: if the thread lends

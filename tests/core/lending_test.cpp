@@ -116,8 +116,10 @@ TEST_CASE("lending: the OS thread's exception state survives the threads it ran"
 
 TEST_CASE("lending: OS-thread consumers lending to their producers lose nothing") {
     constexpr int items = troupe_test::scaled(20'000);
+    // Around the clusters: a cluster keeps the guest processor each lending
+    // OS thread used until it is destroyed (docs/scheduler.md).
+    troupe_test::leak_check no_leaks;
     on_processors([](troupe::cluster& c) {
-        troupe_test::leak_check no_leaks;
         troupe::semaphore full{0}, empty{64};
         std::atomic<long> produced{0};
         long consumed = 0;

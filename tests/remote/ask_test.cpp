@@ -56,7 +56,8 @@ struct server : troupe::actor {
         return troupe::Nodelete;
     }
     troupe::allocation receive(held& q) {
-        waiting = &q;  // replied later
+        q.defer();  // replied later, by receive(release&)
+        waiting = &q;
         return troupe::Nodelete;
     }
     troupe::allocation receive(release&) {
