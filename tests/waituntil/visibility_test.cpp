@@ -130,9 +130,10 @@ void round(troupe::cluster& c, int shape, unsigned guards, seen& s, Waiter&& wai
 
 }  // namespace
 
-TEST_CASE("a future clause's body sees its future available, every shape, user threads") {
-    troupe_test::watchdog w{"future bodies, user threads"};
-    troupe::cluster c{2};
+// Every shape (the guarded ones under all eight guard sets), `rounds`
+// rounds each; `waiter(f)` runs f where the statements should run.
+template <class Waiter>
+void every_shape(troupe::cluster& c, Waiter&& waiter) {
     for (int shape = 0; shape < 8; ++shape) {
         const unsigned guard_sets = (shape == 2 || shape == 3) ? 8 : 1;
         for (unsigned g = 0; g < guard_sets; ++g) {
@@ -140,29 +141,23 @@ TEST_CASE("a future clause's body sees its future available, every shape, user t
             CAPTURE(g);
             const unsigned guards = guard_sets == 8 ? g : 7u;
             seen s;
-            for (int r = 0; r < rounds; ++r)
-                round(c, shape, guards, s, [&](auto&& f) { run_in(c, f); });
+            for (int r = 0; r < rounds; ++r) round(c, shape, guards, s, waiter);
             if (guards != 0) CHECK(s.bodies > 0);
             CHECK(s.not_ready == 0);
         }
     }
 }
 
+TEST_CASE("a future clause's body sees its future available, every shape, user threads") {
+    troupe_test::watchdog w{"future bodies, user threads"};
+    troupe::cluster c{2};
+    every_shape(c, [&](auto&& f) { run_in(c, f); });
+}
+
 TEST_CASE("a future clause's body sees its future available, every shape, an OS thread") {
     troupe_test::watchdog w{"future bodies, OS thread"};
     troupe::cluster c{2};
-    for (int shape = 0; shape < 8; ++shape) {
-        const unsigned guard_sets = (shape == 2 || shape == 3) ? 8 : 1;
-        for (unsigned g = 0; g < guard_sets; ++g) {
-            CAPTURE(shape);
-            CAPTURE(g);
-            const unsigned guards = guard_sets == 8 ? g : 7u;
-            seen s;
-            for (int r = 0; r < rounds; ++r) round(c, shape, guards, s, [](auto&& f) { f(); });
-            if (guards != 0) CHECK(s.bodies > 0);
-            CHECK(s.not_ready == 0);
-        }
-    }
+    every_shape(c, [](auto&& f) { f(); });
 }
 
 TEST_CASE("a lock clause's body holds the lock handed to it") {
