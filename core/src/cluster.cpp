@@ -51,7 +51,7 @@ cluster_impl::cluster_impl(const cluster_options& o)
       name(o.name),
       settings(resolve(o)),
       pin_(o.pin) {
-    watch_init_once();  // TROUPE_DUMP_SIGNAL, TROUPE_DEADLOCK (first cluster)
+    watch_init_once();            // TROUPE_DUMP_SIGNAL, TROUPE_DEADLOCK (first cluster)
     trace::start_if_requested();  // before any processor runs (docs/trace.md)
     set_processor_count(o.processors ? o.processors : available_concurrency());
     register_cluster(*this);

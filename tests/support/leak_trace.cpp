@@ -32,8 +32,8 @@ const bool enabled = [] {
     return v && *v && *v != '0';
 }();
 std::atomic<unsigned long> sequence{0};
-std::mutex table_lock;  // (a std::mutex allocates nothing)
-entry* table = nullptr;  // from calloc, on first use
+std::mutex table_lock;             // (a std::mutex allocates nothing)
+entry* table = nullptr;            // from calloc, on first use
 thread_local bool inside = false;  // backtrace() may allocate: do not recurse
 
 std::size_t home(const void* p) noexcept {

@@ -4,8 +4,8 @@
 ///     try {
 ///         long t = troupe::ask(c, q).get();
 ///     } catch (const troupe::request_error& e) {
-///         if (e.why() == troupe::request_error::reason::unanswered) ...;  // a receive forgot to reply
-///         std::puts(e.what());   // names the actor type and the request type
+///         if (e.why() == troupe::request_error::reason::unanswered) ...;  // a receive forgot to
+///         reply std::puts(e.what());   // names the actor type and the request type
 ///     }
 ///
 /// Thrown by the requester's `get()` (it is delivered through the request's

@@ -30,8 +30,8 @@
 #include "troupe/context.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
-#include "troupe/detail/wait_reason.hpp"
 #include "troupe/detail/trace.hpp"
+#include "troupe/detail/wait_reason.hpp"
 #include "troupe/error.hpp"
 #include "troupe/select.hpp"
 
