@@ -193,6 +193,15 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
         return false;
     }
     const envelope e{&a, &m, fn, &names};
+    // Strong guarantee: a send that throws (std::bad_alloc growing a
+    // buffer) queued nothing, so it leaves no pending delivery counted.
+    struct uncount {
+        message& m;
+        bool armed = true;
+        ~uncount() {
+            if (armed) send_access::note_unqueued(m);
+        }
+    } undo{m};
 #else
     // A finished actor takes nothing (checked builds find it by address in
     // check_send, and report it): the header word is read for the mailbox
@@ -211,6 +220,9 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
         if (append_locked_and_check(mb, &e, 1)) [[unlikely]]
             mb.exec->wake_for_external_send(mb);
     }
+#if defined(TROUPE_CHECKED)
+    undo.armed = false;
+#endif
 #if defined(TROUPE_STATISTICS)
     note_sent(a);
 #endif

@@ -38,7 +38,6 @@
 
 namespace troupe::detail {
 
-std::string find_cycle_through(const context& me, const context* first);  // registry.cpp
 
 const wait_describer blocking_lock_base::wait_info{&blocking_lock_base::details_for_dump,
                                                    &blocking_lock_base::holder_for_dump};
@@ -83,17 +82,12 @@ void blocking_lock_base::lock_slow(context& me) {
     // Recorded before queueing, so that of two threads closing a cycle at
     // once at least one sees the other's record in its walk (the fence).
     wait_scope rec(kind_, name_, this, &wait_info);
-    if constexpr (checked_build) {
-        // A seq_cst RMW on our own record (a full barrier; TSan does not
-        // model fences) between publishing it and reading the others'.
-        begin_wait_record().seq.fetch_add(0, std::memory_order_seq_cst);
-        const context* o = owner();
-        if (o && o != &me) {
-            // Before queueing: a handler that throws leaves nothing behind.
-            std::string cycle = find_cycle_through(me, o);
-            if (!cycle.empty()) report_misuse(cycle);
-        }
-    }
+    // No cycle walk here: a walk at wait time reads owners and wait records
+    // of threads that keep running, so a stale edge (a lock released since)
+    // made it report cycles that never existed (the mutex-scope stress test
+    // under TSan), and it read the records of OS threads that had exited.
+    // Cycles are reported by the dump (troupe::dump, deadlock_cycles, the
+    // everyone-asleep report), from a program that has stopped moving.
     select_node n{me};
     if (!acquire_or_enqueue(n, 1)) park_until_owner(me);  // handed over with count_ 1
 }

@@ -186,7 +186,8 @@ TEST_CASE("a lock clause's body holds the lock handed to it") {
                       }) &
                    on(go)) |
                   on(never));
-        lk.unlock();
+        // The clause held the lock only while its body ran.
+        CHECK_FALSE(lk.owned_by_caller());
         holder.join();
     }
     CHECK(bodies == rounds);

@@ -354,6 +354,10 @@ struct send_access {
         m.queued_for_.store(&names, std::memory_order_relaxed);
         m.queued_.fetch_add(1, std::memory_order_relaxed);
     }
+    /// A send that threw after note_queued (std::bad_alloc): not pending.
+    static void note_unqueued(message& m) noexcept {
+        m.queued_.fetch_sub(1, std::memory_order_relaxed);
+    }
 #endif
 };
 
