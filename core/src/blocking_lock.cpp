@@ -38,7 +38,6 @@
 
 namespace troupe::detail {
 
-
 const wait_describer blocking_lock_base::wait_info{&blocking_lock_base::details_for_dump,
                                                    &blocking_lock_base::holder_for_dump};
 
