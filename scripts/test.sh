@@ -12,7 +12,9 @@ configs=("${@:-all}")
 [ "${configs[0]}" = all ] && configs=(release asan tsan)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# die_after_fork=0: a test forks a child that starts a cluster (the affinity
+# test); the parent already runs troupe's watch thread (docs/core.md).
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:die_after_fork=0}
 status=0
 for cfg in "${configs[@]}"; do
   echo "== troupe tests: $cfg"
