@@ -173,11 +173,6 @@ def check_document(doc, expect):
             total = sum(e["args"]["messages"] for e in batches)
             check(all(e["args"]["messages"] >= e["args"]["batches"] > 0 for e in batches),
                   "an empty actor batch")
-            # Whether any batch reached 16 messages depends on timing (under
-            # ASan the worker may keep up with every send): check the big
-            # batches that occurred name their mailbox, not that one occurred.
-            check(all("mailbox" in e["args"] for e in batches if e["name"] == "actor batch"),
-                  "a big batch event that does not name its mailbox")
             check(total == int(exp[1]),
                   f"actor batches count {total} messages, the program received {exp[1]}")
             workers = {names.get(e["tid"], "") for e in batches}
