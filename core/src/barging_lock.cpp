@@ -169,27 +169,7 @@ void barging_lock::unlock_slow() {
         }
         return;  // never release someone else's lock
     }
-    detail::queue_backoff b;
-    for (;;) {
-        w = word_.load(std::memory_order_relaxed);
-        if (w & queue_lock_bit) {
-            b.pause();  // an enqueuer, a retry or a select unregister holds the queue
-            continue;
-        }
-        if (!(w & waiters_bit)) {
-            // Nobody waits: free. release publishes the critical section.
-            if (word_.compare_exchange_weak(w, 0, std::memory_order_release,
-                                            std::memory_order_relaxed))
-                return;
-            continue;
-        }
-        // Waiters: take L. acq_rel: release the critical section to whoever
-        // takes the lock next through this word, and see the queue.
-        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acq_rel,
-                                        std::memory_order_relaxed))
-            break;
-    }
-    release_locked();
+    if (detail::free_or_lock_queue(word_)) release_locked();
 }
 
 void barging_lock::release_locked() noexcept {

@@ -165,27 +165,7 @@ void blocking_lock_base::unlock_slow() {
 }
 
 void blocking_lock_base::release_all() noexcept {
-    queue_backoff b;
-    for (;;) {
-        std::uintptr_t w = word_.load(std::memory_order_relaxed);
-        if (w & queue_lock_bit) {
-            b.pause();  // an enqueuer or a select unregister holds the queue
-            continue;
-        }
-        if (!(w & waiters_bit)) {
-            // Nobody waits: free. release publishes the critical section.
-            if (word_.compare_exchange_weak(w, 0, std::memory_order_release,
-                                            std::memory_order_relaxed))
-                return;
-            continue;
-        }
-        // Waiters: take L to hand off. acq_rel: we release the critical
-        // section to the next owner through this word, and see the queue.
-        if (word_.compare_exchange_weak(w, w | queue_lock_bit, std::memory_order_acq_rel,
-                                        std::memory_order_relaxed))
-            break;
-    }
-    hand_off_locked();
+    if (free_or_lock_queue(word_)) hand_off_locked();
 }
 
 void blocking_lock_base::hand_off_locked() noexcept {

@@ -41,12 +41,20 @@ namespace {
 class timer_service;
 // The service once it runs (for timer_pending; cleared when it stops).
 std::atomic<timer_service*> started{nullptr};
+// timer_pending() calls in flight. The watch thread is detached and may
+// look at the service while static destructors run at exit: the
+// destructor clears `started`, then waits for this to drain before it
+// destroys the heap. Seq_cst on both sides (store/load of `started`, the
+// increment here): either the reader sees null, or the destructor sees
+// the reader counted.
+std::atomic<int> pending_readers{0};
 
 class timer_service {
 public:
     timer_service() : thread_([this] { run(); }) {}
     ~timer_service() {
-        started.store(nullptr, std::memory_order_release);
+        started.store(nullptr, std::memory_order_seq_cst);
+        while (pending_readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
         lock_.lock();
         stop_ = true;
         lock_.unlock();
@@ -173,8 +181,11 @@ timer_service& service() {
 void timer_arm(timer_node& n) { service().arm(n); }
 
 std::size_t timer_pending() noexcept {
-    timer_service* s = started.load(std::memory_order_acquire);
-    return s ? s->pending() : 0;
+    pending_readers.fetch_add(1, std::memory_order_seq_cst);
+    timer_service* s = started.load(std::memory_order_seq_cst);
+    const std::size_t n = s ? s->pending() : 0;
+    pending_readers.fetch_sub(1, std::memory_order_release);
+    return n;
 }
 
 bool timer_thread_started() noexcept { return started.load(std::memory_order_acquire) != nullptr; }

@@ -60,6 +60,30 @@ inline void unlock_queue(std::atomic<std::uintptr_t>& word, std::uintptr_t value
     word.store(value & ~queue_lock_bit, std::memory_order_release);
 }
 
+/// A lock's release by its owner, shared by blocking_lock and
+/// barging_lock: with no waiter (W clear) stores 0 and returns false, the
+/// lock is free; with waiters sets L and returns true, the caller hands off
+/// and clears L. Spins while someone else holds L (an enqueuer, a retry, a
+/// select unregister). Release order on the freeing CAS publishes the
+/// critical section; acq_rel on the L CAS also lets the caller see the
+/// queue that enqueuers released.
+inline bool free_or_lock_queue(std::atomic<std::uintptr_t>& word) noexcept {
+    queue_backoff b;
+    for (;;) {
+        std::uintptr_t w = word.load(std::memory_order_relaxed);
+        if (w & queue_lock_bit) {
+            b.pause();
+            continue;
+        }
+        const bool waiters = (w & waiters_bit) != 0;
+        if (word.compare_exchange_weak(
+                w, waiters ? (w | queue_lock_bit) : 0,
+                waiters ? std::memory_order_acq_rel : std::memory_order_release,
+                std::memory_order_relaxed))
+            return waiters;
+    }
+}
+
 /// `w`'s W bit recomputed from `q`.
 inline std::uintptr_t with_waiters(std::uintptr_t w, const node_queue& q) noexcept {
     return q.empty() ? (w & ~waiters_bit) : (w | waiters_bit);
