@@ -302,6 +302,19 @@ bool take_reply_duty(const void* request) noexcept {
     return false;
 }
 
+void begin_ask(actor& a, request_tag& q) noexcept {
+    mailbox* mb = worker_access::box(a);
+    if (!mb || !mb->exec) return;  // not attached to a system: not counted
+    ask_counter* c = mb->exec->asks.p;
+    c->word.fetch_add(2, std::memory_order_relaxed);  // a count: no ordering needed
+    q.counted_ask = c;
+}
+
+void end_ask(ask_counter* c) noexcept {
+    // acq_rel: the last one out deletes the counter after every other use.
+    if (c && c->word.fetch_sub(2, std::memory_order_acq_rel) == 2) delete c;
+}
+
 void restore_reply_duty(const void* request) noexcept {
     for (request_scope* s = tls_request_scope; s; s = s->outer_)
         if (s->request_ == request) s->owes_ = true;

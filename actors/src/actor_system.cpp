@@ -111,6 +111,9 @@ void write_actor_dump(void* arg, std::ostream& os) {
                << "\n";
     }
     os << "  messages queued: " << queued << " in " << shown << " mailbox(es)\n";
+    // Sent with troupe::ask and not answered yet (requests sent with `|`
+    // are not counted; remote asks are not either).
+    os << "  asks outstanding: " << ex.asks.p->outstanding() << "\n";
     const stop_report r = survivors_now(ex);
     for (const survivor& s : r.survivors)
         os << "  live actors of type " << s.type << ": " << s.count << "\n";

@@ -228,6 +228,27 @@ private:
     bool ended_since_check_ = false;
 };
 
+// A system's count of asks outstanding (troupe::dump): asked and not yet
+// answered. A request may be answered after its system is gone (a deferred
+// reply), so the count lives apart, shared: word = outstanding << 1 | 1
+// while the executor lives; whoever takes it to 0 deletes it (one RMW per
+// ask and per answer; see begin_ask/end_ask in actor.cpp).
+struct ask_counter {
+    std::atomic<std::uint64_t> word{1};
+    std::uint64_t outstanding() const noexcept { return word.load(std::memory_order_relaxed) >> 1; }
+};
+
+// The executor's reference to its ask_counter (released with it, also when
+// its constructor throws after this member).
+struct ask_counter_ref {
+    ask_counter* const p = new ask_counter;
+    ask_counter_ref() = default;
+    ask_counter_ref(const ask_counter_ref&) = delete;
+    ~ask_counter_ref() {
+        if (p->word.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+    }
+};
+
 // Writes executor `arg`'s section of troupe::dump (actor_system.cpp).
 void write_actor_dump(void* arg, std::ostream& os);
 
@@ -296,6 +317,8 @@ public:
     std::atomic<bool> abandoned{false};  // a timed stop gave up with survivors
     // This system's section of troupe::dump (actor_system.cpp).
     dump_section dump_;
+    // Asks outstanding to this system's actors (for the dump).
+    ask_counter_ref asks;
 
 private:
     friend class worker;  // parks and spins through idle_ (worker.cpp)

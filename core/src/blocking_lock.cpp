@@ -38,6 +38,8 @@
 
 namespace troupe::detail {
 
+std::string find_cycle_through(const context& me);  // registry.cpp (checked builds)
+
 const wait_describer blocking_lock_base::wait_info{&blocking_lock_base::details_for_dump,
                                                    &blocking_lock_base::holder_for_dump};
 
@@ -78,15 +80,21 @@ bool blocking_lock_base::try_lock() noexcept {
 }
 
 void blocking_lock_base::lock_slow(context& me) {
-    // Recorded before queueing, so that of two threads closing a cycle at
-    // once at least one sees the other's record in its walk (the fence).
+    // Recorded before queueing and before the walk below: of two threads
+    // closing a cycle at once, the second to take the registry's lock for
+    // its walk sees the first's record (the lock orders the two walks).
     wait_scope rec(kind_, name_, this, &wait_info);
-    // No cycle walk here: a walk at wait time reads owners and wait records
-    // of threads that keep running, so a stale edge (a lock released since)
-    // made it report cycles that never existed (the mutex-scope stress test
-    // under TSan), and it read the records of OS threads that had exited.
-    // Cycles are reported by the dump (troupe::dump, deadlock_cycles, the
-    // everyone-asleep report), from a program that has stopped moving.
+    if constexpr (checked_build) {
+        // Only behind another owner (the slow path of a held lock); before
+        // queueing, so a handler that throws leaves nothing behind. The
+        // walk reads only registered threads and reports only a cycle
+        // whose every edge it validated (registry.cpp).
+        const context* o = owner();
+        if (o && o != &me) {
+            std::string cycle = find_cycle_through(me);
+            if (!cycle.empty()) report_misuse(cycle);
+        }
+    }
     select_node n{me};
     if (!acquire_or_enqueue(n, 1)) park_until_owner(me);  // handed over with count_ 1
 }

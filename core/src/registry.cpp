@@ -149,51 +149,102 @@ std::string describe_context(const context* c) {
     return os.str();
 }
 
-edge wait_edge(const context& c) noexcept {
-    const wait_reason& r = context_access::wait(c);
-    const std::uint32_t s = r.seq.load(std::memory_order_acquire);
-    if (!(s & 1)) return {};
+namespace {
+// One edge of a chain walked by find_cycle_through, with what its
+// validation re-reads: the waiter's sequence and the resource's holder.
+struct walked_edge {
+    const context* from = nullptr;
+    std::uint32_t seq = 0;
+    const wait_describer* describer = nullptr;
     edge e;
-    e.kind = r.kind.load(std::memory_order_acquire);
-    if (!e.kind) return {};
-    // acquire loads: the sequence's re-read below comes after them.
-    e.name = r.name.load(std::memory_order_acquire);
-    e.resource = r.resource.load(std::memory_order_acquire);
-    const wait_describer* d = r.describer.load(std::memory_order_acquire);
-    if (d && d->holder) {
-        e.to = d->holder(e.resource);
-        if (d->relation) e.relation = d->relation;
-    }
-    if (r.seq.load(std::memory_order_acquire) != s) return {};
-    return e;
+};
+
+// Whether `c` is in the registry (so its memory is alive while the
+// registry's lock is held: a user thread leaves it when joined, an OS thread
+// when it exits, both under the lock). Linear, but only checked builds walk,
+// and only when a lock wait begins behind an owner.
+bool registered(const registry& r, const context* c) noexcept {
+    for (const context* x = r.fibers.head; x; x = context_access::next(*x))
+        if (x == c) return true;
+    for (const context* x = r.os_threads.head; x; x = context_access::next(*x))
+        if (x == c) return true;
+    return false;
 }
 
-std::string find_cycle_through(const context& me, const context* first) {
-    // Our own record is set (the caller's wait_scope): the edge out of `me`.
-    const edge mine = wait_edge(me);
-    if (!mine.kind || !first) return {};
-    std::vector<edge> chain{mine};
-    chain.back().to = first;
-    const context* c = first;
-    for (int steps = 0; steps < 32 && c; ++steps) {
-        if (c == &me) {
-            std::ostringstream os;
-            os << "deadlock: " << describe_context(&me) << " waits for ";
-            for (std::size_t i = 0; i < chain.size(); ++i) {
-                const edge& e = chain[i];
-                if (i) os << ", which waits for ";
-                os << e.kind;
-                if (e.name) os << " '" << e.name << "'";
-                os << " (" << e.resource << ") " << e.relation << " " << describe_context(e.to);
-            }
-            return os.str();
-        }
-        const edge e = wait_edge(*c);
-        if (!e.kind || !e.to) return {};
-        chain.push_back(e);
-        c = e.to;
+// Reads `c`'s edge once, consistently (the sequence is odd and the same
+// before and after): false if `c` is not waiting, moved on, waits with a
+// deadline (it ends by itself: not a deadlock), or waits for nobody.
+bool read_edge(const context& c, walked_edge& out) noexcept {
+    const wait_reason& r = context_access::wait(c);
+    const std::uint32_t s = r.seq.load(std::memory_order_acquire);
+    if (!(s & 1)) return false;
+    walked_edge w;
+    w.from = &c;
+    w.seq = s;
+    // acquire loads: the sequence's re-read below comes after them.
+    w.e.kind = r.kind.load(std::memory_order_acquire);
+    w.e.name = r.name.load(std::memory_order_acquire);
+    w.e.resource = r.resource.load(std::memory_order_acquire);
+    w.describer = r.describer.load(std::memory_order_acquire);
+    const std::int64_t until = r.until_ns.load(std::memory_order_acquire);
+    if (w.e.kind && w.describer && w.describer->holder && until == 0) {
+        w.e.to = w.describer->holder(w.e.resource);
+        if (w.describer->relation) w.e.relation = w.describer->relation;
     }
-    return {};
+    if (r.seq.load(std::memory_order_acquire) != s) return false;
+    if (!w.e.kind || !w.e.to) return false;
+    out = w;
+    return true;
+}
+}  // namespace
+
+std::string find_cycle_through(const context& me) {
+    registry& r = the_registry();
+    constexpr std::size_t max_edges = 32;  // bounded: a longer cycle is left to the dump
+    walked_edge chain[max_edges];
+    std::size_t n = 0;
+    std::lock_guard g{r.lock};
+    // Pass 1: follow the edges from `me`, dereferencing only registered
+    // contexts (an owner read from a lock word may have released the lock
+    // and exited since). `me` is registered: its record was just written.
+    const context* c = &me;
+    for (;;) {
+        if (n == max_edges) return {};
+        if (c != &me && !registered(r, c)) return {};
+        if (!read_edge(*c, chain[n])) return {};
+        c = chain[n++].e.to;
+        if (c == &me) break;
+        for (std::size_t i = 1; i < n; ++i)
+            if (chain[i].from == c) return {};  // a cycle that does not pass through us
+    }
+    // Pass 2: each edge was read at a different moment, so re-read them:
+    // every holder first, then every sequence. A sequence unchanged since
+    // pass 1 means that thread stayed in the same wait from its pass-1 read
+    // to its pass-2 read, so at the instant between the passes every thread
+    // of the chain was waiting on its resource; and each holder re-read
+    // falls inside its holder's unbroken wait, during which that holder can
+    // neither release the resource nor lose it (only an owner releases a
+    // lock; a joined thread cannot finish while it waits). So the cycle
+    // existed, all at once, at that instant: no stale edge is reported.
+    // (Our own edges are stable anyway: we hold our locks and are about to
+    // park.)
+    for (std::size_t i = 0; i < n; ++i)
+        if (chain[i].describer->holder(chain[i].e.resource) != chain[i].e.to) return {};
+    for (std::size_t i = 0; i < n; ++i)
+        if (context_access::wait(*chain[i].from).seq.load(std::memory_order_acquire) !=
+            chain[i].seq)
+            return {};
+    // The dump's wording (dump.cpp, find_cycles), starting from us.
+    std::ostringstream os;
+    os << "deadlock: " << describe_context(&me) << " waits for ";
+    for (std::size_t i = 0; i < n; ++i) {
+        const edge& e = chain[i].e;
+        if (i) os << ", which waits for ";
+        os << e.kind;
+        if (e.name) os << " '" << e.name << "'";
+        os << " (" << e.resource << ") " << e.relation << " " << describe_context(e.to);
+    }
+    return os.str();
 }
 
 }  // namespace troupe::detail

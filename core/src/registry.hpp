@@ -89,12 +89,14 @@ struct edge {
     const void* resource = nullptr;
     const char* relation = "held by";
 };
-edge wait_edge(const context& c) noexcept;
 
-// The wait-for cycle that a wait by `me` on a resource held by `first`
-// would close, walking at most a bounded number of edges; empty if none.
-// Used by checked builds when a lock wait begins.
-std::string find_cycle_through(const context& me, const context* first);
+// The wait-for cycle that the wait `me` has just recorded closes, as a
+// report in the dump's wording ("deadlock: thread 7 waits for ..."), or
+// empty if none. Checked builds call it when a lock wait begins. Takes the
+// registry's lock; dereferences only registered contexts; walks at most 32
+// edges; reports only a cycle that existed all at once (each edge re-read
+// and unchanged: see registry.cpp). May throw std::bad_alloc.
+std::string find_cycle_through(const context& me);
 
 // Called where a kernel thread is about to sleep with nothing to do (a
 // processor's untimed idle sleep, an OS thread's futex wait in a recorded

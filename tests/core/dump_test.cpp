@@ -15,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,12 @@ std::string dump_now() {
 
 bool has(const std::string& text, const std::string& what) {
     return text.find(what) != std::string::npos;
+}
+
+int count(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
 }
 
 // The dump's line for the thread named `name` ("" if none).
@@ -183,6 +190,179 @@ TEST_CASE("re-locking a blocking_lock you hold is reported in every build") {
     CHECK_FALSE(l.owned_by_caller());
 }
 
+// ------------------------------------------- cycles reported when a wait begins
+
+namespace {
+
+std::mutex cycle_reports_mutex;
+std::vector<std::string> cycle_reports;
+
+struct deadlock_reported {};
+
+// Records the report and throws: the lock() whose wait closed the cycle
+// throws before queueing, so its thread can let go of its own lock and the
+// test finishes (a real deadlock cannot be undone otherwise).
+void record_and_throw(std::string_view message) {
+    {
+        std::lock_guard g{cycle_reports_mutex};
+        cycle_reports.emplace_back(message);
+    }
+    throw deadlock_reported{};
+}
+
+class throwing_misuse_handler {
+public:
+    throwing_misuse_handler() {
+        std::lock_guard g{cycle_reports_mutex};
+        cycle_reports.clear();
+        previous_ = troupe::set_misuse_handler(&record_and_throw);
+    }
+    ~throwing_misuse_handler() {
+        troupe::set_misuse_handler(previous_);
+        std::lock_guard g{cycle_reports_mutex};
+        std::vector<std::string>().swap(cycle_reports);  // freed inside the leak check
+    }
+    std::vector<std::string> reports() const {
+        std::lock_guard g{cycle_reports_mutex};
+        return cycle_reports;
+    }
+
+private:
+    troupe::misuse_handler previous_;
+};
+
+// `n` threads ("t0".."t2"; the one at `os_index` an OS thread, -1: none):
+// thread i holds lock i, then locks lock i+1 (mod n), closing a cycle. Each
+// thread whose lock() throws the report lets go of its lock, which lets the
+// others finish. Returns the number of lock() calls that threw.
+int close_cycle(troupe::cluster& c, int n, int os_index) {
+    troupe::blocking_lock a{"a"}, b{"b"}, l3{"c"};
+    troupe::blocking_lock* locks[3] = {&a, &b, &l3};
+    static const char* names[3] = {"t0", "t1", "t2"};
+    std::atomic<int> holding{0}, thrown{0};
+    auto body = [&](int i) {
+        locks[i]->lock();
+        holding.fetch_add(1);
+        troupe_test::wait_until([&] { return holding.load() == n; });
+        try {
+            locks[(i + 1) % n]->lock();
+            locks[(i + 1) % n]->unlock();
+        } catch (const deadlock_reported&) {
+            thrown.fetch_add(1);
+        }
+        locks[i]->unlock();
+    };
+    std::vector<troupe::thread> users;
+    std::thread os;
+    for (int i = 0; i < n; ++i) {
+        if (i == os_index) {
+            os = std::thread([&, i] {
+                troupe::this_thread::set_name(names[i]);
+                body(i);
+            });
+        } else {
+            users.emplace_back(named(c, names[i]), [&, i] { body(i); });
+        }
+    }
+    for (auto& t : users) t.join();
+    if (os.joinable()) os.join();
+    return thrown.load();
+}
+
+// Checks a report in the dump's wording: a cycle of `n` lock waits from
+// the reporting thread back to it.
+void check_cycle_report(const std::string& r, int n) {
+    INFO(r);
+    REQUIRE(r.rfind("deadlock: ", 0) == 0);
+    const auto waits = r.find(" waits for blocking_lock '");
+    REQUIRE(waits != std::string::npos);
+    const std::string reporter = r.substr(10, waits - 10);  // "thread 7 't1'"
+    CHECK(has(reporter, "'t"));
+    CHECK(count(r, ", which waits for blocking_lock '") == n - 1);
+    CHECK(count(r, " held by ") == n);
+    // The last edge is held by the reporter: the cycle closes on it.
+    CHECK(r.size() > reporter.size());
+    CHECK(r.compare(r.size() - reporter.size(), reporter.size(), reporter) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("checked builds report a lock-wait cycle when the wait closing it begins") {
+    if (!troupe::checked_build) return;  // release builds do not walk: the cycle would hang
+    for (int n : {2, 3}) {
+        CAPTURE(n);
+        troupe_test::on_processors([n](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            throwing_misuse_handler h;
+            const int thrown = close_cycle(c, n, -1);
+            const auto reports = h.reports();
+            CHECK(static_cast<int>(reports.size()) == thrown);
+            // At least one: of threads closing the cycle at once, each may see it.
+            CHECK(thrown >= 1);
+            for (const auto& r : reports) check_cycle_report(r, n);
+        });
+    }
+}
+
+TEST_CASE("checked builds report a lock-wait cycle through an OS thread when it begins") {
+    if (!troupe::checked_build) return;  // release builds do not walk: the cycle would hang
+    for (int n : {2, 3}) {
+        CAPTURE(n);
+        troupe_test::on_processors([n](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            throwing_misuse_handler h;
+            const int thrown = close_cycle(c, n, 1);
+            const auto reports = h.reports();
+            CHECK(static_cast<int>(reports.size()) == thrown);
+            CHECK(thrown >= 1);
+            bool names_os = false;
+            for (const auto& r : reports) {
+                check_cycle_report(r, n);
+                names_os = names_os || has(r, "OS thread ");
+            }
+            CHECK(names_os);  // the OS thread is on every such cycle
+        });
+    }
+}
+
+TEST_CASE("lock waits that form no cycle are never reported as one (ordered locking stress)") {
+    // Every thread takes two or three of four locks in increasing order: long
+    // chains of waits, never a cycle. A walk that trusted an edge read
+    // before its holder moved on (released, took a later lock, waited
+    // again) would close false cycles here.
+    troupe_test::on_processors([](troupe::cluster& c) {
+        troupe_test::leak_check no_leaks;
+        troupe_test::misuse_recorder rec;
+        troupe::blocking_lock locks[4] = {troupe::blocking_lock{"l0"}, troupe::blocking_lock{"l1"},
+                                          troupe::blocking_lock{"l2"}, troupe::blocking_lock{"l3"}};
+        const int rounds = troupe_test::scaled(4000);
+        std::atomic<long> sum{0};
+        auto body = [&](unsigned seed) {
+            for (int r = 0; r < rounds; ++r) {
+                seed = seed * 1103515245u + 12345u;
+                const unsigned first = (seed >> 16) % 3;  // 0..2
+                const unsigned mid = first + 1 + (seed >> 20) % (3 - first);
+                std::lock_guard g1{locks[first]};
+                std::lock_guard g2{locks[mid]};
+                if (mid < 3 && (seed >> 24) % 2) {
+                    std::lock_guard g3{locks[3]};
+                    ++sum;
+                } else {
+                    ++sum;
+                }
+            }
+        };
+        std::vector<troupe::thread> users;
+        for (unsigned i = 0; i < 6; ++i) users.emplace_back(c, [&, i] { body(i * 7919u + 1); });
+        std::thread os1([&] { body(104729u); }), os2([&] { body(15485863u); });
+        for (auto& t : users) t.join();
+        os1.join();
+        os2.join();
+        CHECK(sum.load() == 8L * rounds);
+        CHECK(rec.messages().empty());
+    });
+}
+
 // ------------------------------------------------------------ child processes
 
 namespace {
@@ -268,12 +448,6 @@ child_result run_mode(const std::string& mode, std::vector<std::string> env = {}
     return run_child({prog, mode}, env, [](pid_t, const child_result&) { return false; });
 }
 
-int count(const std::string& text, const std::string& what) {
-    int n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 }  // namespace
 
 TEST_CASE("a cycle of two lock waits is printed by name") {
@@ -285,9 +459,11 @@ TEST_CASE("a cycle of two lock waits is printed by name") {
     CHECK(has(r.out, "'first' waits for blocking_lock 'b'"));
     CHECK(has(r.out, "held by thread "));
     CHECK(has(r.out, "'second', which waits for blocking_lock 'a'"));
-    // Checked builds report the cycle when a wait closing it begins.
+    // Checked builds report the cycle when a wait closing it begins, in the
+    // dump's wording (from the thread that closed it).
     // (At least one: of threads closing the cycle at once, each may see it.)
-    CHECK(count(r.out, "misuse: deadlock:") == 0);  // no at-once report (withdrawn)
+    CHECK((count(r.out, "misuse: deadlock: thread ") >= 1) == troupe::checked_build);
+    if (troupe::checked_build) CHECK(has(r.out, "', which waits for blocking_lock '"));
 }
 
 TEST_CASE("a cycle of three lock waits is printed by name") {
@@ -299,7 +475,7 @@ TEST_CASE("a cycle of three lock waits is printed by name") {
     CHECK(has(r.out, "'third', which waits for blocking_lock 'a'"));
     CHECK(count(r.out, "\ndeadlock: ") + (r.out.rfind("deadlock: ", 0) == 0) == 1);
     // (At least one: of threads closing the cycle at once, each may see it.)
-    CHECK(count(r.out, "misuse: deadlock:") == 0);  // no at-once report (withdrawn)
+    CHECK((count(r.out, "misuse: deadlock: thread ") >= 1) == troupe::checked_build);
 }
 
 TEST_CASE("a cycle of joins is printed by name") {
@@ -322,7 +498,7 @@ TEST_CASE("a cycle through a user thread and an OS thread is printed by name") {
     CHECK(has(r.out, "blocking_lock 'user-side'"));
     CHECK(has(r.out, "blocking_lock 'os-side'"));
     // (At least one: of threads closing the cycle at once, each may see it.)
-    CHECK(count(r.out, "misuse: deadlock:") == 0);  // no at-once report (withdrawn)
+    CHECK((count(r.out, "misuse: deadlock: ") >= 1) == troupe::checked_build);
 }
 
 TEST_CASE("re-locking with the default misuse handler aborts with a clear message") {

@@ -93,6 +93,7 @@ class actor;
 namespace detail {
 struct send_access;
 struct worker_access;
+struct ask_counter;  // executor.hpp
 void attach(actor& a, actor_system* sys, const std::source_location& where);
 void detach(actor& a) noexcept;
 #if defined(TROUPE_CHECKED)
@@ -113,7 +114,19 @@ struct request_tag {
     using destroy_hook = void (*)(request_tag& q, std::uint64_t arg) noexcept;
     destroy_hook on_destroy = nullptr;
     std::uint64_t on_destroy_arg = 0;
+    /// The asked system's count of asks outstanding (troupe::dump), while
+    /// this request counts in it: set by ask() before the send, taken by the
+    /// reply before it publishes (or by the destructor of a request never
+    /// answered). Touched by the requester, then by the one replier, each
+    /// after the other (the send and the reply order them).
+    ask_counter* counted_ask = nullptr;
 };
+
+/// ask(): counts `q` in the asks outstanding of `a`'s system (nothing if
+/// `a` has none). Nothrow.
+void begin_ask(actor& a, request_tag& q) noexcept;
+/// The ask counted in `c` was answered (or abandoned). Nothrow.
+void end_ask(ask_counter* c) noexcept;
 
 /// The exception a request fails with when its receive by the actor types
 /// in `names` returned without answering it, or its receiver had finished

@@ -54,6 +54,7 @@ public:
     /// asks: request_tag::on_destroy) forget it before it goes.
     ~request() {
         if (on_destroy) on_destroy(*this, on_destroy_arg);
+        if (counted_ask) detail::end_ask(counted_ask);  // asked, never answered
     }
 
     /// Fulfils the future with `v` and wakes the requester. Throws
@@ -75,12 +76,16 @@ public:
         // that publishes; losing the exchange means someone else answers.
         if (replied_.exchange(true, std::memory_order_acq_rel)) return false;
         detail::take_reply_duty(this);  // before publishing: the request may die then
+        // Likewise the ask's count: taken now, dropped once published.
+        detail::ask_counter* const counted = std::exchange(counted_ask, nullptr);
+        bool published = true;
         try {
             result_.fulfil_exception(std::move(e));
         } catch (...) {
-            return false;  // fulfilled through result() directly: already answered
+            published = false;  // fulfilled through result() directly: already answered
         }
-        return true;
+        if (counted) detail::end_ask(counted);
+        return published;
     }
     /// The running behaviour gives up its reply duty: it keeps the request
     /// (or hands it to another thread) to reply later. An exception escaping
@@ -108,15 +113,20 @@ private:
         // is fulfilled the requester may free the request, and the
         // dispatcher must not then deliver an exception to it.
         const bool owed = detail::take_reply_duty(this);
+        // The ask's count too (the request may die once published).
+        detail::ask_counter* const counted = std::exchange(counted_ask, nullptr);
         try {
             fulfil();
         } catch (...) {
             // Nothing was published (the value's constructor threw, or the
-            // future was fulfilled directly): undo the claim and the duty.
+            // future was fulfilled directly): undo the claim, the duty and
+            // the count.
+            counted_ask = counted;
             replied_.store(false, std::memory_order_release);
             if (owed) detail::restore_reply_duty(this);
             throw;
         }
+        if (counted) detail::end_ask(counted);
     }
 
     future<R> result_;
@@ -135,7 +145,14 @@ private:
 template <class A, class M>
 requires std::derived_from<A, actor> && std::derived_from<M, detail::request_tag>
 auto& ask(A& a, M& q) {
-    a | q;  // strong: if it throws, q was not sent
+    // Counted (for dumps) before the send: the reply may come at once.
+    detail::begin_ask(a, q);
+    try {
+        a | q;  // strong: if it throws, q was not sent
+    } catch (...) {
+        detail::end_ask(std::exchange(q.counted_ask, nullptr));
+        throw;
+    }
     try {
         flush_sends();
     } catch (const std::bad_alloc&) {

@@ -83,6 +83,10 @@ public:
     /// Dequeues the node if still queued; true iff a general-mode clause
     /// completed and its body must still run.
     bool unregister_select(select_node& n) { return ch_->unregister(ch_->consumers_, n, w_); }
+    /// How a dump of a waituntil names the clause: its channel.
+    const char* select_kind() const noexcept { return "channel remove"; }
+    const char* select_name() const noexcept { return ch_->name(); }
+    const void* select_resource() const noexcept { return ch_; }
     /// Moves the element into the variable and returns true; after close,
     /// throws channel_closed (or returns false while an exception unwinds),
     /// or, in the report_close form, returns true with outcome() `closed`.
@@ -156,6 +160,10 @@ public:
         return ch_->register_insert(n, w_, *src_);
     }
     bool unregister_select(select_node& n) { return ch_->unregister(ch_->producers_, n, w_); }
+    /// How a dump of a waituntil names the clause: its channel.
+    const char* select_kind() const noexcept { return "channel insert"; }
+    const char* select_name() const noexcept { return ch_->name(); }
+    const void* select_resource() const noexcept { return ch_; }
     /// True when the element went in; after close, throws
     /// channel_closed_with<T> holding the element (or returns false while
     /// an exception unwinds), or, in the report_close form, returns true

@@ -120,6 +120,8 @@ public:
     // All three: nothrow.
     bool register_select(select_node& n) noexcept;
     bool unregister_select(select_node& n) noexcept;
+    /// How a dump of a waituntil names the clause.
+    const char* select_kind() const noexcept { return "barging_lock"; }
     bool on_selected(select_node&) noexcept { return true; }
 
 private:

@@ -93,6 +93,8 @@ public:
     // a store. unregister_select: nothrow.
     bool register_select(select_node& n) noexcept;
     bool unregister_select(select_node& n) noexcept;
+    /// How a dump of a waituntil names the clause ("blocking_lock", "owner_lock").
+    const char* select_kind() const noexcept { return kind_; }
     bool on_selected(select_node&) noexcept { return true; }
 
     // Condition-variable hooks (wait morphing). The owner records its

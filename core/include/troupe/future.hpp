@@ -46,6 +46,8 @@ public:
     /// Selectable: the clause is available once the future is. nothrow.
     bool register_select(select_node& n) noexcept;
     bool unregister_select(select_node& n) noexcept;
+    /// How a dump of a waituntil names the clause.
+    const char* select_kind() const noexcept { return "future"; }
     bool on_selected(select_node&) noexcept { return true; }
 
 protected:

@@ -70,6 +70,9 @@ public:
     /// Selectable: taking a unit is the clause's operation. nothrow.
     bool register_select(select_node& n) noexcept;
     bool unregister_select(select_node& n) noexcept;
+    /// How a dump of a waituntil names the clause, and the semaphore's name.
+    const char* select_kind() const noexcept { return "semaphore"; }
+    const char* name() const noexcept { return name_; }
     bool on_selected(select_node&) noexcept { return true; }
 
 private:

@@ -45,6 +45,8 @@ public:
     bool on_selected(select_node&) noexcept { return true; }
 
     std::chrono::nanoseconds duration() const noexcept { return duration_; }
+    /// How a dump of a waituntil names the clause.
+    const char* select_kind() const noexcept { return "timeout"; }
 
 private:
     static void fire(detail::timer_node& t) noexcept {

@@ -44,6 +44,9 @@ struct statement {
     bool parked = false;
     /// Nodes registered so far.
     int registrations = 0;
+    /// The statement's clause tree, for dumps (clauses_info): set before
+    /// the waiter first parks, read only while it waits.
+    void* tree = nullptr;
 };
 
 /// One select node of a statement plus what the statement must remember

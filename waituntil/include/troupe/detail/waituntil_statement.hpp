@@ -106,10 +106,24 @@ inline void report_stray_wake() {
             "completed (troupe::unpark on a blocked thread?); it waits again");
 }
 
-/// Dumps (troupe/dump.hpp): a blocked statement's clause count.
+/// Dumps (troupe/dump.hpp): a blocked statement's clauses, in written
+/// order: "2 clause(s): blocking_lock 'a' (0x...), timeout (0x...)"; a
+/// clause disabled by its guard is marked so. The resource is the statement,
+/// whose `tree` the waiter set before parking.
 template <class Tree>
 struct clauses_info {
-    static std::string details(const void*) { return std::to_string(Tree::leaves) + " clause(s)"; }
+    static std::string details(const void* p) {
+        std::string out = std::to_string(Tree::leaves) + " clause(s)";
+        void* tree = static_cast<const statement*>(p)->tree;
+        if (!tree) return out;
+        out += ":";
+        for_each_leaf(*static_cast<Tree*>(tree), [&](auto& leaf, std::size_t i) {
+            out += i ? ", " : " ";
+            leaf.describe(out);
+            if (!leaf.enabled()) out += " (disabled)";
+        });
+        return out;
+    }
     static constexpr wait_describer value{&details, nullptr, "held by"};
 };
 
@@ -141,6 +155,7 @@ template <class Tree, class Else>
 waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size_t rotation) {
     waituntil_result<Tree::leaves> result;
     statement s{true};
+    s.tree = &t;
     bool decided = false;  // the winner's (or otherwise's) body was started
     std::exception_ptr error;
     try {
@@ -264,6 +279,7 @@ template <class Tree, class Else>
 waituntil_result<Tree::leaves> run_general(Tree& t, Else* otherwise, std::size_t rotation) {
     waituntil_result<Tree::leaves> result;
     statement s{false};
+    s.tree = &t;
     const std::size_t start = rotation % Tree::leaves;
     auto done = [&] { return t.eval() == tri::yes; };
     // A resource claims a node (status sat) before it completes the

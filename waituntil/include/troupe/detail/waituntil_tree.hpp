@@ -8,10 +8,12 @@
 // allocates nothing and copies nothing. See docs/waituntil.md.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <iterator>
 #include <ranges>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -34,6 +36,32 @@ constexpr tri tri_and(tri a, tri b) noexcept {
     if (a == tri::absent) return b;
     if (b == tri::absent) return a;
     return a == tri::yes && b == tri::yes ? tri::yes : tri::no;
+}
+
+/// Dumps (troupe/dump.hpp): appends "<kind> '<name>' (<address>)" for one
+/// clause's resource. A resource names itself with optional members:
+/// select_kind() ("blocking_lock", "channel remove", ...; else
+/// "resource"), select_name() or name() (else none), select_resource() (the
+/// object it acts on, e.g. a channel clause's channel; else itself). Runs
+/// on the dumping thread: reads only what does not change during a wait.
+template <class R>
+void describe_clause(std::string& out, const R& r) {
+    const char* kind = "resource";
+    if constexpr (requires { r.select_kind(); }) kind = r.select_kind();
+    const char* name = nullptr;
+    if constexpr (requires { r.select_name(); }) name = r.select_name();
+    else if constexpr (requires { r.name(); }) name = r.name();
+    const void* address = &r;
+    if constexpr (requires { r.select_resource(); }) address = r.select_resource();
+    out += kind;
+    if (name) {
+        out += " '";
+        out += name;
+        out += "'";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%p)", address);
+    out += buf;
 }
 
 /// Runs `on_selected` and the body of a won node; true if the body ran.
@@ -150,6 +178,9 @@ public:
     }
 
     void unregister_all() { el_.unregister_from(res_.get()); }
+
+    /// Dumps: "blocking_lock 'ledger' (0x...)" (describe_clause).
+    void describe(std::string& out) { describe_clause(out, res_.get()); }
 
 private:
     Holder res_;
@@ -321,6 +352,17 @@ public:
     void unregister_all() {
         for (std::size_t i = 0; i < slots_.size(); ++i)
             slots_[i].el.unregister_from(slots_[i].get());
+    }
+
+    /// Dumps: "any of 3: channel remove 'a' (0x...), ..." (at most four
+    /// named, then how many more).
+    void describe(std::string& out) {
+        out += "any of " + std::to_string(slots_.size()) + ": ";
+        for (std::size_t i = 0; i < slots_.size() && i < 4; ++i) {
+            if (i) out += ", ";
+            describe_clause(out, slots_[i].get());
+        }
+        if (slots_.size() > 4) out += ", ...";
     }
 
 private:
