@@ -139,8 +139,8 @@ TEST_CASE("an actor that finished while others send to it: dropped as gone, not 
         w.barrier();  // every rank's victim has finished
         for (int i = 0; i < 2; ++i) next | gone_note{};
         gone_ping late;
-        CHECK_THROWS_WITH_AS(next.ask(late).get(),
-                             doctest::Contains("has finished"), remote::actor_gone);
+        CHECK_THROWS_WITH_AS(next.ask(late).get(), doctest::Contains("has finished"),
+                             remote::actor_gone);
         w.barrier();
         w.stop(sys);
     }

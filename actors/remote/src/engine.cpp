@@ -41,6 +41,10 @@ thread_local byte_buffer* pass_buffer = nullptr;
 // The engine whose thread this is: it polls in its own loop, and its own
 // park() spin must not count as another thread polling.
 thread_local const engine* engine_thread = nullptr;
+// The last ask sent from this kernel thread (awaited_hook: an OS thread
+// parking for its reply keeps polling for it).
+thread_local const engine* asked_engine = nullptr;
+thread_local std::uint64_t asked_id = 0;
 }  // namespace
 
 byte_buffer& scratch() noexcept {
@@ -189,7 +193,8 @@ engine::engine(int r, int n, world_options options)
     // Idle processors and actor workers of this process poll for us
     // (troupe/detail/idle_poll.hpp). Without the hook (the table is full)
     // the engine thread alone polls: slower, still correct.
-    poller_ = troupe::detail::idle_poller{&engine::poll_hook, &engine::sleeping_hook, this};
+    poller_ = troupe::detail::idle_poller{&engine::poll_hook, &engine::sleeping_hook, this,
+                                          &engine::awaited_hook};
     try {
         troupe::detail::add_idle_poller(poller_);
         hooked_ = true;
@@ -372,6 +377,8 @@ std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_
     ++s.generation;
     const std::uint64_t id = (std::uint64_t{s.generation} << 32) | (idx + 1);
     asks_lock_.unlock();
+    asked_engine = this;
+    asked_id = id;
     // Before the frame is shipped: the reply is polled for closely.
     awaiting_.fetch_add(1, std::memory_order_seq_cst);
     // The asker's thread owns q until the frame is shipped: no race here.
@@ -613,6 +620,25 @@ bool engine::poll_hook(void* self) noexcept {
         e->wake_delegated();
     }
     return did;
+}
+
+bool engine::awaited_hook(void* self) noexcept {
+    // The calling thread's last ask still awaits its reply: it is parking
+    // for it (most likely, in get()), so it keeps polling (core's park
+    // spin). Other threads parking meanwhile (an idle worker of this rank)
+    // do not: one spinning thread per rank.
+    auto* e = static_cast<engine*>(self);
+    if (engine_thread == e || asked_engine != e) return false;
+    return e->ask_pending(asked_id);
+}
+
+bool engine::ask_pending(std::uint64_t id) noexcept {
+    if (!asks_lock_.try_lock()) return true;  // busy: ask again on the next check
+    const std::uint32_t idx = static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
+    const bool pending =
+        idx < asks_.size() && asks_[idx].generation == (id >> 32) && asks_[idx].q != nullptr;
+    asks_lock_.unlock();
+    return pending;
 }
 
 void engine::sleeping_hook(void* self) noexcept {

@@ -128,6 +128,9 @@ private:
     bool delegated_sleep(std::chrono::nanoseconds watch, std::uint64_t sleeps_seen) noexcept;
     static bool poll_hook(void* self) noexcept;
     static void sleeping_hook(void* self) noexcept;
+    static bool awaited_hook(void* self) noexcept;
+    // Whether ask `id` still awaits its reply (true if the table is busy).
+    bool ask_pending(std::uint64_t id) noexcept;
     void wake_delegated() noexcept;
     bool progress();
     bool receive();
