@@ -103,6 +103,23 @@ bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
             return true;
         }
     }
+    // An idle poller awaits a reply (troupe-remote: an ask is outstanding,
+    // likely ours): keep polling past the adaptive budget, bounded by
+    // os_park_awaited_spin, so that the reply is received here rather than
+    // by another thread that must then wake us (a futex, and a wait for a
+    // core on a busy machine). Does not teach the adaptive estimate: how
+    // long a remote reply takes says nothing about local wakes.
+    if (poll_awaited()) {
+        const auto until = std::chrono::steady_clock::now() + defaults::core::os_park_awaited_spin;
+        for (unsigned i = 1;; ++i) {
+            cpu_relax();
+            poll_idle();
+            if (try_consume()) return true;
+            // Every 64 polls: the clock, and whether a reply is still awaited.
+            if (i % 64 == 0 && (std::chrono::steady_clock::now() >= until || !poll_awaited()))
+                break;
+        }
+    }
     // It did not pay: spin less, probe less often.
     self.spin_estimate /= 2;
     if (probe) self.probe_gap = std::min(self.probe_gap * 2, 1024u);

@@ -72,6 +72,18 @@ void sleeping_all() noexcept {
     --in_poller;
 }
 
+bool awaited_any() noexcept {
+    bool any = false;
+    ++in_poller;
+    for (slot& s : slots) {
+        if (!enter(s)) continue;
+        any = any || (s.p.awaited && s.p.awaited(s.p.arg));
+        leave(s);
+    }
+    --in_poller;
+    return any;
+}
+
 }  // namespace idle_poll_impl
 
 using namespace idle_poll_impl;
@@ -102,7 +114,9 @@ void remove_idle_poller(const idle_poller& p) noexcept {
     std::lock_guard g{registry_mutex};
     for (slot& s : slots) {
         if (!(s.word.load(std::memory_order_acquire) & present)) continue;
-        if (s.p.poll != p.poll || s.p.sleeping != p.sleeping || s.p.arg != p.arg) continue;
+        if (s.p.poll != p.poll || s.p.sleeping != p.sleeping || s.p.arg != p.arg ||
+            s.p.awaited != p.awaited)
+            continue;
         // Clear the bit: no call starts after this (enter needs it).
         s.word.fetch_and(~present, std::memory_order_acq_rel);
         registered.fetch_sub(1, std::memory_order_relaxed);

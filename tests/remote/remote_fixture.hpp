@@ -25,6 +25,9 @@ troupe::remote::world& world();
 /// instead of aborting the job).
 std::vector<std::string> network_errors();
 void clear_network_errors();
+/// Messages for gone actors dropped on this rank so far (world_options::on_gone).
+std::vector<troupe::remote::actor_gone> gone_reports();
+void clear_gone_reports();
 
 /// A value summed over every rank.
 inline long sum_over_ranks(long v) {

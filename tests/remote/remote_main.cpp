@@ -18,6 +18,7 @@ namespace remote_test {
 namespace {
 troupe::remote::world* the_world = nullptr;
 std::vector<std::string>* errors = nullptr;
+std::vector<troupe::remote::actor_gone>* gone = nullptr;
 std::mutex errors_mutex;
 }  // namespace
 
@@ -33,12 +34,24 @@ void clear_network_errors() {
     errors->clear();
 }
 
+std::vector<troupe::remote::actor_gone> gone_reports() {
+    std::lock_guard g{errors_mutex};
+    return *gone;
+}
+
+void clear_gone_reports() {
+    std::lock_guard g{errors_mutex};
+    gone->clear();
+}
+
 }  // namespace remote_test
 
 int main(int argc, char** argv) {
     using namespace remote_test;
     std::vector<std::string> errs;
     errors = &errs;
+    std::vector<troupe::remote::actor_gone> gones;
+    gone = &gones;
     long limit = 60;
     if (const char* env = std::getenv("TROUPE_WATCHDOG_SECONDS"))
         limit = std::strtol(env, nullptr, 10);
@@ -61,6 +74,10 @@ int main(int argc, char** argv) {
         opts.on_error = [](const troupe::remote::network_error& e) {
             std::lock_guard g{errors_mutex};
             errors->push_back(e.what());
+        };
+        opts.on_gone = [](const troupe::remote::actor_gone& e) {
+            std::lock_guard g{errors_mutex};
+            gone->push_back(e);
         };
         troupe::remote::world w{argc, argv, std::move(opts)};
         the_world = &w;

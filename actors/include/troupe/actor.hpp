@@ -94,6 +94,13 @@ namespace detail {
 struct send_access;
 struct worker_access;
 struct ask_counter;  // executor.hpp
+struct publish_access;
+/// Set by a module that makes actors reachable from other processes
+/// (troupe-remote, before it marks any actor): `~actor` calls it first, for
+/// an actor so marked, so the module stops delivering to it before its
+/// memory goes. Must not throw; may block briefly (it waits out a delivery
+/// in progress).
+inline void (*unpublish_hook)(actor&) noexcept = nullptr;
 void attach(actor& a, actor_system* sys, const std::source_location& where);
 void detach(actor& a) noexcept;
 #if defined(TROUPE_CHECKED)
@@ -195,6 +202,8 @@ public:
     /// actor that has not finished removes it from its system's live count
     /// (checked builds report it: its queued messages would dangle).
     virtual ~actor() {
+        if (published_) [[unlikely]]
+            detail::unpublish_hook(*this);
         if (life() == alive) detail::detach(*this);
     }
 
@@ -206,6 +215,7 @@ public:
 private:
     friend struct detail::send_access;
     friend struct detail::worker_access;
+    friend struct detail::publish_access;
     friend void detail::attach(actor&, actor_system*, const std::source_location&);
     friend void detail::detach(actor&) noexcept;
 
@@ -234,7 +244,10 @@ private:
     // detail::mailbox), touched by the worker processing the mailbox.
     actor* reg_prev_ = nullptr;
     actor* reg_next_ = nullptr;
-    unsigned char pad_[64 - 4 * sizeof(void*)];
+    // Marked by detail::publish_access (troupe-remote's publish) before the
+    // actor is reachable from other processes; read by ~actor.
+    bool published_ = false;
+    unsigned char pad_[64 - 4 * sizeof(void*) - sizeof(bool)];
 };
 
 // 16-aligned and 64 bytes: the line holding bytes [0, 16) of an actor ends
@@ -242,6 +255,11 @@ private:
 static_assert(sizeof(actor) == 64 && alignof(actor) == 16);
 
 namespace detail {
+
+/// Marks an actor published (see unpublish_hook): only after the hook is set.
+struct publish_access {
+    static void mark(actor& a) noexcept { a.published_ = true; }
+};
 
 /// What a receive may return: an allocation, or nothing (`Nodelete`).
 template <class R>

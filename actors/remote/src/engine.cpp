@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <future>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "troupe/detail/futex.hpp"
@@ -39,6 +41,10 @@ thread_local byte_buffer* pass_buffer = nullptr;
 // The engine whose thread this is: it polls in its own loop, and its own
 // park() spin must not count as another thread polling.
 thread_local const engine* engine_thread = nullptr;
+// The last ask sent from this kernel thread (awaited_hook: an OS thread
+// parking for its reply keeps polling for it).
+thread_local const engine* asked_engine = nullptr;
+thread_local std::uint64_t asked_id = 0;
 }  // namespace
 
 byte_buffer& scratch() noexcept {
@@ -94,6 +100,15 @@ std::atomic<engine*> live_engine{nullptr};
 
 void abandon_hook(troupe::detail::request_tag& q, std::uint64_t id) noexcept {
     if (engine* e = live_engine.load(std::memory_order_acquire)) e->abandon_ask(q, id);
+}
+
+// ~actor of a published actor (troupe::detail::unpublish_hook). The mutex
+// orders it with the engine's destruction (which clears live_engine under
+// it): an actor outliving its world finds no engine and has nothing to undo.
+std::mutex unpublish_mutex;
+void on_actor_destroyed(troupe::actor& a) noexcept {
+    std::lock_guard g{unpublish_mutex};
+    if (engine* e = live_engine.load(std::memory_order_acquire)) e->unpublish(a);
 }
 }  // namespace
 void watch(engine& e, pending_reply& p) { e.watch(p); }
@@ -178,7 +193,8 @@ engine::engine(int r, int n, world_options options)
     // Idle processors and actor workers of this process poll for us
     // (troupe/detail/idle_poll.hpp). Without the hook (the table is full)
     // the engine thread alone polls: slower, still correct.
-    poller_ = troupe::detail::idle_poller{&engine::poll_hook, &engine::sleeping_hook, this};
+    poller_ = troupe::detail::idle_poller{&engine::poll_hook, &engine::sleeping_hook, this,
+                                          &engine::awaited_hook};
     try {
         troupe::detail::add_idle_poller(poller_);
         hooked_ = true;
@@ -192,12 +208,16 @@ engine::engine(int r, int n, world_options options)
     });
     started.get_future().wait();
     live_engine.store(this, std::memory_order_release);
+    troupe::detail::unpublish_hook = &on_actor_destroyed;  // before any publish
 }
 
 engine::~engine() {
     // First: no idle thread runs a pass any more once this returns.
     if (hooked_) troupe::detail::remove_idle_poller(poller_);
-    live_engine.store(nullptr, std::memory_order_release);  // no reply comes any more
+    {
+        std::lock_guard g{unpublish_mutex};  // an actor's destructor may be unpublishing it
+        live_engine.store(nullptr, std::memory_order_release);  // no reply comes any more
+    }
     quit_.store(true, std::memory_order_seq_cst);
     // Unconditional wake: the engine either sees quit_ before parking
     // (work_queued) or is parked and this increment brings the counter to 0.
@@ -207,6 +227,15 @@ engine::~engine() {
     for (int r = 0; r < size; ++r) {  // the world drained them; a direct send still owns its buffer
         outbox& o = out_[static_cast<std::size_t>(r)];
         if (o.direct_req != MPI_REQUEST_NULL) MPI_Wait(&o.direct_req, MPI_STATUS_IGNORE);
+    }
+    if (!options_.on_gone) {  // the default report named each gone actor once; sum up the rest
+        for (const published& p : by_id_)
+            if (p.dropped > 1)
+                std::fprintf(stderr,
+                             "troupe::remote: rank %d: %llu message(s) in all were dropped for "
+                             "actor \"%s\" (type %s), which %s\n",
+                             rank, static_cast<unsigned long long>(p.dropped), p.name.c_str(),
+                             p.type.c_str(), p.a ? "had finished" : "was destroyed");
     }
     while (replies_) {  // requests never replied to: nobody waits here any more
         pending_reply* p = replies_;
@@ -348,6 +377,8 @@ std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_
     ++s.generation;
     const std::uint64_t id = (std::uint64_t{s.generation} << 32) | (idx + 1);
     asks_lock_.unlock();
+    asked_engine = this;
+    asked_id = id;
     // Before the frame is shipped: the reply is polled for closely.
     awaiting_.fetch_add(1, std::memory_order_seq_cst);
     // The asker's thread owns q until the frame is shipped: no race here.
@@ -397,6 +428,37 @@ void engine::publish(std::string_view name, troupe::actor& a, std::string_view t
                                     " already publishes an actor as " + quoted(name));
     by_id_.push_back(published{&a, n, std::string{type}, name_key(type)});
     by_name_.emplace(std::move(n), by_id_.size());
+    troupe::detail::publish_access::mark(a);  // ~actor will call unpublish
+}
+
+void engine::unpublish(troupe::actor& a) noexcept {
+    // Under names_mutex_, which the progress pass holds from finding an
+    // actor to handing it a message: once this returns no pass touches `a`.
+    std::lock_guard g{names_mutex_};
+    for (published& p : by_id_) {
+        if (p.a != &a) continue;
+        p.a = nullptr;           // gone: later frames for it are reported as such
+        by_name_.erase(p.name);  // lookups fail; the name may be published again
+    }
+}
+
+void engine::report_gone(const published& p, int from, std::string_view name) {
+    const std::string what = "troupe::remote: rank " + std::to_string(rank) + " dropped message " +
+                             quoted(name) + " from rank " + std::to_string(from) + " for actor " +
+                             quoted(p.name) + " (type " + p.type + "), which " +
+                             (p.a ? "has finished" : "was destroyed") +
+                             " (published there, and gone; the sender is not at fault)";
+    actor_gone e{rank, p.name, p.type, std::string{name}, what};
+    if (options_.on_gone) {
+        try {
+            options_.on_gone(e);
+        } catch (...) {}
+        return;
+    }
+    if (p.dropped == 1) {  // once per actor; ~engine sums up the rest
+        std::fprintf(stderr, "%s\n", e.what());
+        std::fflush(stderr);
+    }
 }
 
 void engine::lookup(int to, std::string_view name, std::function<void(const lookup_answer&)> done) {
@@ -558,6 +620,25 @@ bool engine::poll_hook(void* self) noexcept {
         e->wake_delegated();
     }
     return did;
+}
+
+bool engine::awaited_hook(void* self) noexcept {
+    // The calling thread's last ask still awaits its reply: it is parking
+    // for it (most likely, in get()), so it keeps polling (core's park
+    // spin). Other threads parking meanwhile (an idle worker of this rank)
+    // do not: one spinning thread per rank.
+    auto* e = static_cast<engine*>(self);
+    if (engine_thread == e || asked_engine != e) return false;
+    return e->ask_pending(asked_id);
+}
+
+bool engine::ask_pending(std::uint64_t id) noexcept {
+    if (!asks_lock_.try_lock()) return true;  // busy: ask again on the next check
+    const std::uint32_t idx = static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
+    const bool pending =
+        idx < asks_.size() && asks_[idx].generation == (id >> 32) && asks_[idx].q != nullptr;
+    asks_lock_.unlock();
+    return pending;
 }
 
 void engine::sleeping_hook(void* self) noexcept {
@@ -829,68 +910,89 @@ void engine::handle(const frame_header& h, std::string_view name, byte_reader& p
 }
 
 const engine::published* engine::find_published(std::uint64_t id) {
-    if (id == 0) return nullptr;
-    if (id > id_cache_.size()) {
-        std::lock_guard g{names_mutex_};
-        id_cache_ = by_id_;  // entries never change once published
-    }
-    return id <= id_cache_.size() ? &id_cache_[id - 1] : nullptr;
+    // Under names_mutex_ (held by the caller).
+    return id != 0 && id <= by_id_.size() ? &by_id_[id - 1] : nullptr;
 }
 
 void engine::handle_message(const frame_header& h, std::string_view name, byte_reader& payload,
                             int from) {
     const bool is_ask = static_cast<frame_kind>(h.kind) == frame_kind::ask;
-    auto fail = [&](const std::string& what) {
-        report(from, std::string{name}, what);
-        if (!is_ask) return;
-        // The asker must not wait forever: fail its request.
+    // Fails the asker's request with an error of type `type` (the asker's
+    // future throws it instead of waiting forever); `extra` follows the
+    // error's what() in the payload.
+    auto fail_ask = [&](const char* type, const std::string& what,
+                        const std::vector<std::string>& extra) {
         try {
             byte_buffer& b = scratch();
             begin_frame(b, frame_kind::reply_error, name, h.type_key, h.token, 0);
             byte_writer w{b};
-            put(w, std::string{"troupe::remote::network_error"});
+            put(w, std::string{type});
             put(w, what);
+            for (const std::string& x : extra) put(w, x);
             end_frame(b);
             ship(from, b);
         } catch (...) {}
     };
     const std::string here = "troupe::remote: rank " + std::to_string(rank);
-    const published* p = find_published(h.target);
-    if (!p) {
-        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) +
-             " for actor id " + std::to_string(h.target) + ", which it never published");
+    // What went wrong, if anything, decided under names_mutex_ and reported
+    // after it (a report runs the user's handler, which may publish).
+    std::string bad;
+    std::optional<published> gone;
+    {
+        // Held from finding the actor to handing it the message, so that
+        // ~actor (unpublish) waits for the delivery and no pass delivers to
+        // the actor after it.
+        std::lock_guard g{names_mutex_};
+        const published* p = find_published(h.target);
+        const pair_info* pi = p ? find_pair(p->type_key, h.type_key) : nullptr;
+        if (!p) {
+            bad = here + " received message " + quoted(name) + " from rank " +
+                  std::to_string(from) + " for actor id " + std::to_string(h.target) +
+                  ", which it never published";
+        } else if (!pi || pi->msg_name != name || pi->actor_type != p->type) {
+            if (!registered_type(name))
+                bad = here + " received a message of unknown name " + quoted(name) + " from rank " +
+                      std::to_string(from) + " for actor " + quoted(p->name) + " (type " + p->type +
+                      "); no message type is registered under that name in this program";
+            else
+                bad = here + " cannot deliver message " + quoted(name) + " (type " +
+                      *registered_type(name) + ") from rank " + std::to_string(from) +
+                      " to actor " + quoted(p->name) + " of type " + p->type +
+                      ": this program never sends that message to that actor type (call "
+                      "troupe::remote::accept<" +
+                      p->type + ", " + *registered_type(name) + ">())";
+        } else if (!p->a || p->a->finished()) {
+            // Destroyed (unpublished by ~actor) or finished: not bad input.
+            ++by_id_[h.target - 1].dropped;
+            gone = *p;
+        } else {
+            try {
+                pi->fn(delivery{this, from, h.token}, *p->a, payload);
+            } catch (const truncated_payload& e) {
+                bad = here + " received a malformed message " + quoted(name) + " from rank " +
+                      std::to_string(from) + " for actor " + quoted(p->name) + ": " + e.what();
+            } catch (const std::exception& e) {
+                bad = here + " could not deliver message " + quoted(name) + " from rank " +
+                      std::to_string(from) + " to actor " + quoted(p->name) + ": " + e.what();
+            }
+        }
+    }
+    if (gone) {
+        if (!is_ask) {
+            report_gone(*gone, from, name);
+            return;
+        }
+        fail_ask("troupe::remote::actor_gone",
+                 here + ": the ask " + quoted(name) + " from rank " + std::to_string(from) +
+                     " went to actor " + quoted(gone->name) + " (type " + gone->type + "), which " +
+                     (gone->a ? "has finished" : "was destroyed") +
+                     " (published there, and gone); the ask is dropped",
+                 {gone->name, gone->type});
         return;
     }
-    const pair_info* pi = find_pair(p->type_key, h.type_key);
-    if (!pi || pi->msg_name != name || pi->actor_type != p->type) {
-        if (!registered_type(name))
-            fail(here + " received a message of unknown name " + quoted(name) + " from rank " +
-                 std::to_string(from) + " for actor " + quoted(p->name) + " (type " + p->type +
-                 "); no message type is registered under that name in this program");
-        else
-            fail(here + " cannot deliver message " + quoted(name) + " (type " +
-                 *registered_type(name) + ") from rank " + std::to_string(from) + " to actor " +
-                 quoted(p->name) + " of type " + p->type +
-                 ": this program never sends that message to that actor type (call "
-                 "troupe::remote::accept<" +
-                 p->type + ", " + *registered_type(name) + ">())");
-        return;
-    }
-    if (p->a->finished()) {
-        fail(here + " received message " + quoted(name) + " from rank " + std::to_string(from) +
-             " for actor " + quoted(p->name) + " (type " + p->type +
-             "), which has finished; the message is dropped");
-        return;
-    }
-    try {
-        pi->fn(delivery{this, from, h.token}, *p->a, payload);
-    } catch (const truncated_payload& e) {
-        fail(here + " received a malformed message " + quoted(name) + " from rank " +
-             std::to_string(from) + " for actor " + quoted(p->name) + ": " + e.what());
-    } catch (const std::exception& e) {
-        fail(here + " could not deliver message " + quoted(name) + " from rank " +
-             std::to_string(from) + " to actor " + quoted(p->name) + ": " + e.what());
-    }
+    if (bad.empty()) return;
+    report(from, std::string{name}, bad);
+    if (is_ask) fail_ask("troupe::remote::network_error", bad, {});
 }
 
 void engine::handle_reply(const frame_header& h, std::string_view name, byte_reader& payload,

@@ -51,6 +51,11 @@ public:
     // writing that reply into it.
     void abandon_ask(troupe::detail::request_tag& q, std::uint64_t id) noexcept;
     void publish(std::string_view name, troupe::actor& a, std::string_view type);
+    // `a` is being destroyed (~actor, through troupe::detail::unpublish_hook):
+    // forgets it, waiting out a delivery to it in progress; later frames for
+    // it are dropped as for an actor that is gone (report_gone, or an
+    // actor_gone error to the asker).
+    void unpublish(troupe::actor& a) noexcept;
     void lookup(int to, std::string_view name, std::function<void(const lookup_answer&)> done);
     void report(int from, std::string type, const std::string& what);
     void send_raw(int to, const void* bytes, std::size_t n);
@@ -94,9 +99,10 @@ private:
         byte_buffer buf;
     };
     struct published {
-        troupe::actor* a;
+        troupe::actor* a;  // nullptr once destroyed (unpublish)
         std::string name, type;
         std::uint64_t type_key;
+        std::uint64_t dropped = 0;  // messages dropped because it is gone
     };
     struct ask_slot {
         troupe::detail::request_tag* q = nullptr;
@@ -122,6 +128,9 @@ private:
     bool delegated_sleep(std::chrono::nanoseconds watch, std::uint64_t sleeps_seen) noexcept;
     static bool poll_hook(void* self) noexcept;
     static void sleeping_hook(void* self) noexcept;
+    static bool awaited_hook(void* self) noexcept;
+    // Whether ask `id` still awaits its reply (true if the table is busy).
+    bool ask_pending(std::uint64_t id) noexcept;
     void wake_delegated() noexcept;
     bool progress();
     bool receive();
@@ -140,6 +149,7 @@ private:
     void handle_lookup(const frame_header& h, byte_reader& payload, int from);
     void handle_lookup_reply(const frame_header& h, byte_reader& payload, int from);
     const published* find_published(std::uint64_t id);
+    void report_gone(const published& p, int from, std::string_view name);
     byte_buffer take_spare();
 
     world_options options_;
@@ -185,7 +195,6 @@ private:
     std::atomic<std::size_t> flying_count_{0};  // flying_.size(), for other threads
     std::vector<byte_buffer> spares_;
     pending_reply* replies_ = nullptr;
-    std::vector<published> id_cache_;
     byte_buffer pbuf_;  // frames a pass builds (scratch() while it runs)
     std::size_t reply_scan_due_ = 0;
 
@@ -199,7 +208,8 @@ private:
     // destructor that finds its request here waits (abandon_ask).
     std::atomic<troupe::detail::request_tag*> completing_{nullptr};
 
-    // Published actors (ids are index + 1) and names.
+    // Published actors (ids are index + 1) and names. The progress pass holds
+    // the mutex from finding an actor to handing it a message (unpublish).
     std::mutex names_mutex_;
     std::vector<published> by_id_;
     std::unordered_map<std::string, std::uint64_t> by_name_;

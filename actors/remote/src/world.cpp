@@ -1,6 +1,9 @@
 // The world: MPI start-up and shut-down, naming, collective waits.
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "engine.hpp"
 #include "troupe/remote/remote_defaults.hpp"
@@ -38,6 +41,10 @@ void world::start(int* argc, char*** argv, world_options options) {
     if (world_exists.exchange(true))
         throw remote_error(
             "troupe::remote: a world already exists in this process (one per process)");
+    // Whether a launcher (mpirun, mpiexec, srun) started us: read before
+    // MPI_Init, which sets some of these in a singleton too.
+    const bool launched =
+        std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
     try {
         int initialised = 0;
         MPI_Initialized(&initialised);
@@ -62,6 +69,16 @@ void world::start(int* argc, char*** argv, world_options options) {
         }
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
+        // Started without a launcher (Open MPI's singleton): say so once,
+        // since every remote send then stays in this process.
+        const char* ess = std::getenv("OMPI_MCA_ess");  // Open MPI's singleton sets it
+        if (size_ == 1 && (!launched || (ess && std::string_view{ess} == "singleton"))) {
+            std::fprintf(stderr,
+                         "troupe::remote: this job is a single rank (started without mpirun?); "
+                         "run `mpirun -np N %s` for N ranks\n",
+                         argv && *argv && **argv ? (*argv)[0] : "program");
+            std::fflush(stderr);
+        }
         engine_ = std::make_unique<detail::engine>(rank_, size_, std::move(options));
     } catch (...) {
         if (owns_mpi_) MPI_Finalize();

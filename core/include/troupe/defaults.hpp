@@ -59,6 +59,12 @@ inline constexpr unsigned handoff_streak = 64;
 inline constexpr int os_park_spins = 1000;
 /// Polls an adaptive park makes even when spinning has not paid recently.
 inline constexpr int os_park_min_spins = 16;
+/// Longest an OS thread keeps spinning in park() past its adaptive budget
+/// while an idle poller says a reply is awaited (troupe-remote: an ask is
+/// outstanding; troupe/detail/idle_poll.hpp, `awaited`). Past it, the thread
+/// sleeps on its futex and the poller's own thread polls for it. Skipped
+/// when the process may run on one CPU only, or os_park_spins is 0.
+inline constexpr std::chrono::microseconds os_park_awaited_spin{2000};
 
 /// Free stacks each kernel thread keeps in front of the shared pool.
 inline constexpr std::size_t stack_cache_per_thread = 8;

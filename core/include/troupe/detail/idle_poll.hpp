@@ -37,6 +37,12 @@ struct idle_poller {
     /// something wakes it).
     void (*sleeping)(void* arg) noexcept = nullptr;
     void* arg = nullptr;
+    /// Optional: whether something this poller serves is awaited right now
+    /// (troupe-remote: an ask's reply). An OS thread spinning in park() keeps
+    /// polling past its adaptive budget while a poller says so, for at most
+    /// defaults::core::os_park_awaited_spin: the reply is then received by
+    /// the waiter itself, not by a thread that must wake it through a futex.
+    bool (*awaited)(void* arg) noexcept = nullptr;
 };
 
 /// At most this many pollers are registered at once.
@@ -60,6 +66,7 @@ namespace idle_poll_impl {
 extern std::atomic<int> registered;
 bool poll_all() noexcept;
 void sleeping_all() noexcept;
+bool awaited_any() noexcept;
 }  // namespace idle_poll_impl
 
 /// Called by idle processors and actor workers on each idle pass: runs every
@@ -68,6 +75,12 @@ void sleeping_all() noexcept;
 inline bool poll_idle() noexcept {
     return idle_poll_impl::registered.load(std::memory_order_relaxed) != 0 &&
            idle_poll_impl::poll_all();
+}
+/// Whether a registered poller says something it serves is awaited (see
+/// idle_poller::awaited). One relaxed load when none is registered.
+inline bool poll_awaited() noexcept {
+    return idle_poll_impl::registered.load(std::memory_order_relaxed) != 0 &&
+           idle_poll_impl::awaited_any();
 }
 /// Called by an idle processor or actor worker just before it sleeps: tells
 /// every registered poller (its `sleeping`). One relaxed load when none is.

@@ -49,9 +49,37 @@ public:
     using remote_error::remote_error;
 };
 
+/// A message for an actor that was published and is gone: destroyed (say,
+/// by a rank unwinding from an exception in main) or finished. Not the
+/// network's fault and not the sender's: the receiving rank drops the
+/// message and passes this to world_options::on_gone (default: one line on
+/// stderr per actor, the job goes on); an ask fails with it, through the
+/// asker's future.
+class actor_gone : public remote_error {
+public:
+    actor_gone(int rank, std::string actor_name, std::string actor_type, std::string message_type,
+               const std::string& what)
+        : remote_error(what),
+          rank_(rank),
+          name_(std::move(actor_name)),
+          actor_type_(std::move(actor_type)),
+          message_type_(std::move(message_type)) {}
+    /// The rank the actor was published on.
+    int rank() const noexcept { return rank_; }
+    /// The name it was published under.
+    const std::string& actor_name() const noexcept { return name_; }
+    /// Its type ("bank::account").
+    const std::string& actor_type() const noexcept { return actor_type_; }
+    /// The dropped message's registered name ("bank.deposit").
+    const std::string& message_type() const noexcept { return message_type_; }
+
+private:
+    int rank_;
+    std::string name_, actor_type_, message_type_;
+};
+
 /// Bad input from the network (an unknown message name, a truncated or
-/// malformed frame, a message the addressed actor cannot receive), or a
-/// message for an actor that has finished. Passed to the world's error
+/// malformed frame, a message the addressed actor cannot receive). Passed to the world's error
 /// handler (world_options::on_error); the frame is dropped.
 class network_error : public remote_error {
 public:

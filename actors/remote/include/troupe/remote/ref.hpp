@@ -22,7 +22,8 @@
 /// `ask(q)` returns q's own future, so it works exactly like a local
 /// request's: `get()` from any context, or a clause in `waituntil` with a
 /// timeout. If the remote behaviour throws, get() throws remote_exception
-/// naming the rank, the exception's type and its what(). An ask may be
+/// naming the rank, the exception's type and its what(); if the actor is
+/// gone (destroyed or finished), get() throws actor_gone. An ask may be
 /// given up (a waituntil that chose its timeout): destroying the request
 /// before its reply makes the engine forget it, and the late reply is
 /// dropped quietly.
@@ -237,7 +238,14 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
         std::string type, what;
         get(r, type);
         get(r, what);
-        if (type == "troupe::remote::network_error")
+        if (type == "troupe::remote::actor_gone") {
+            std::string actor_name, actor_type;
+            get(r, actor_name);
+            get(r, actor_type);
+            q.reply_exception(std::make_exception_ptr(
+                actor_gone(from, std::move(actor_name), std::move(actor_type),
+                           std::string{message_traits<M>::name}, what)));
+        } else if (type == "troupe::remote::network_error")
             q.reply_exception(std::make_exception_ptr(
                 network_error(from, std::string{message_traits<M>::name}, what)));
         else
@@ -307,9 +315,9 @@ public:
 
     /// Sends request `q` and returns its future (q.result()): get() parks
     /// until the remote behaviour replies, or throws remote_exception if it
-    /// threw. Usable in waituntil. `q` must not be reset until the reply has
-    /// arrived; it may be destroyed before (the ask is then given up: its
-    /// reply is dropped quietly). Throws like send (strong guarantee).
+    /// threw, actor_gone if the actor was destroyed or had finished. Usable in waituntil. `q` must
+    /// not be reset until the reply has arrived; it may be destroyed before (the ask is then given
+    /// up: its reply is dropped quietly). Throws like send (strong guarantee).
     template <class M>
     requires std::is_base_of_v<troupe::detail::request_tag, M>
     auto& ask(M& q) const {

@@ -47,11 +47,18 @@ namespace troupe::remote {
 /// Settings of a world.
 struct world_options {
     /// Called on the engine thread with bad input from the network (an
-    /// unknown message name, a truncated or malformed frame) or a message
-    /// for a finished actor; the frame is dropped. Default: print the error
-    /// and MPI_Abort the job (bad input means the ranks disagree about the
-    /// program). Must not block.
+    /// unknown message name, a truncated or malformed frame); the frame is
+    /// dropped. Default: print the error and MPI_Abort the job (bad input
+    /// means the ranks disagree about the program). Must not block.
     std::function<void(const network_error&)> on_error;
+    /// Called on the progress thread with a message (a tell) for an actor
+    /// of this rank that was published and is gone (destroyed, or
+    /// finished); the message is dropped. An ask for such an actor is not
+    /// reported here: it fails at the asker with actor_gone. Default: one
+    /// line on stderr for the first message to each gone actor (later ones
+    /// are counted and summed up when the world ends); the job goes on.
+    /// Must not block.
+    std::function<void(const actor_gone&)> on_gone;
 };
 
 /// The outcome of world::stop_for on this rank.
