@@ -203,6 +203,7 @@ private:
     void after_send_to_sleeper(mailbox & d) noexcept;
     void settle_deferred_wake() noexcept;
     bool about_to_run_dry(const mailbox* except) const noexcept;
+    bool stealable_work() const noexcept;
     bool another_in_batch() const noexcept;
     void maybe_wake_helper() noexcept;
     // steal.cpp

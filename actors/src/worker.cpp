@@ -506,9 +506,21 @@ bool worker::park_idle() noexcept {
             if (exec.stealing && another_in_batch()) {
                 // A behaviour elsewhere may be blocking its worker with work
                 // queued behind it that only a thief can take: do not sleep
-                // for good, come back to look (one wake-up per period).
-                woken = g.sleep_until(
-                    idle_, std::chrono::steady_clock::now() + defaults::actors::busy_park_period);
+                // for good, come back to look (one wake-up per period). When
+                // the period ends with nothing a thief could take, sleep on
+                // without withdrawing: we are still announced (the word still
+                // asleep: no waker came), so every sender and thief still
+                // finds us asleep and wakes us or takes the work over, as
+                // during the first period. Withdrawing would make us scan our
+                // range, and take back a hand-off chain an awake worker is
+                // running through it (adoption), splitting it over two cores
+                // again. (A user-thread worker's timer wakes it through the
+                // word, so it is no longer asleep and withdraws as before.)
+                do {
+                    woken = g.sleep_until(idle_, std::chrono::steady_clock::now() +
+                                                     defaults::actors::busy_park_period);
+                } while (!woken && g.asleep(idle_) &&
+                         !exec.shutdown.load(std::memory_order_seq_cst) && !stealable_work());
             } else {
                 g.sleep(idle_);  // until a sender, thief, helper wake or shutdown wakes us
             }
@@ -520,6 +532,31 @@ bool worker::park_idle() noexcept {
     dozing.store(false, std::memory_order_relaxed);
     if (victim != victim_selector::none) (void)steal_from(victim);
     return woken;
+}
+
+// Whether a steal attempt could take something now, by steal_from's rule:
+// an awake worker (not dozing: a dozing one's mailboxes are adopted) has
+// two or more waiting mailboxes outside batches, or one while its batch has
+// run long or it is blocked in a behaviour. Relaxed loads: a guess, read by
+// a timed sleeper deciding whether to get up.
+bool worker::stealable_work() const noexcept {
+    const std::uint64_t now = timestamp();
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || w->dozing.load(std::memory_order_relaxed)) continue;
+        unsigned waiting = 0;
+        for (std::size_t s = w->slot_begin; s < w->slot_end && waiting < 2; ++s) {
+            const mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+            if (mb && mb->pending.load(std::memory_order_relaxed) != 0 &&
+                !mb->being_processed.load(std::memory_order_relaxed))
+                ++waiting;
+        }
+        if (waiting >= 2) return true;
+        if (waiting == 0) continue;
+        if (exec.user_threads && w->blocked.load(std::memory_order_relaxed)) return true;
+        const std::uint64_t began = w->batch_began.load(std::memory_order_relaxed);
+        if (began != 0 && now - began > defaults::actors::long_batch_ticks) return true;
+    }
+    return false;
 }
 
 // User-thread workers, after announcing: the first worker blocked in a
