@@ -244,6 +244,9 @@ void wake_owner(mailbox& mb) noexcept {
 
 void executor::wake_for_external_send(mailbox& mb) noexcept {
     const std::size_t o = mb.owner.load(std::memory_order_acquire);
+    // Awake workers may take the envelope before the owner runs again
+    // (worker::adopt_dozing; an exchange, as in after_send_to_sleeper).
+    if (stealing) workers[o]->adoptable.exchange(true, std::memory_order_acq_rel);
     if (!wake(o) && user_threads && stealing &&
         workers[o]->blocked.load(std::memory_order_seq_cst)) {
         wake_one_parked(o);  // as in wake_owner: the owner is blocked in a behaviour

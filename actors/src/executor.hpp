@@ -185,6 +185,15 @@ public:
     // their own (adopt_dozing); a hint, except as settle_deferred_wake
     // (worker.cpp) relies on it.
     std::atomic<bool> dozing{false};
+    // Set by a sender that saw parked workers after appending to one of
+    // this worker's mailboxes (after_send_to_sleeper,
+    // wake_for_external_send: an exchange, so every setter's append is in
+    // the release sequence the taker reads); taken (acquire exchange) by an
+    // adopter before it scans this worker's range, and set again by that
+    // adopter if it left a waiting mailbox behind (one in another batch);
+    // cleared by this worker when it runs again. So adopters scan a dozing
+    // worker's range only when something may wait there, not on every pass.
+    std::atomic<bool> adoptable{false};
     // User-thread workers: the request scope of the behaviour running on
     // this worker while it is switched out (the hooks swap it with the
     // kernel thread's, like tls_worker).

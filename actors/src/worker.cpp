@@ -49,15 +49,21 @@ void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) 
 // keeps its envelopes without a wake for now: settle_deferred_wake decides,
 // once the whole flush is done, whether this worker takes the work itself.
 void worker::after_send_to_sleeper(mailbox& d) noexcept {
-    if (may_defer_wake_ && deferred_ == nullptr && d.exec == &exec) {
+    if (d.exec == &exec) {
         const std::size_t o = d.owner.load(std::memory_order_acquire);
-        // seq_cst load of o's sleep word: announced asleep and not yet woken
-        // by anyone. Its `dozing` store came before that announcement, so
-        // from here on we read dozing == true until o withdraws (the
-        // guarantee settle_deferred_wake needs).
-        if (o != index && exec.idle_.asleep(exec.workers[o]->idle_member())) {
-            deferred_ = &d;
-            return;
+        worker& owner = *exec.workers[o];
+        if (o != index) {
+            // An adopter that takes the flag (acquire) sees our append (an
+            // exchange: it continues the release sequence of other setters).
+            owner.adoptable.exchange(true, std::memory_order_acq_rel);
+            // seq_cst load of o's sleep word: announced asleep and not yet
+            // woken by anyone. Its `dozing` store came before that
+            // announcement, so from here on we read dozing == true until o
+            // withdraws (the guarantee settle_deferred_wake needs).
+            if (may_defer_wake_ && deferred_ == nullptr && exec.idle_.asleep(owner.idle_member())) {
+                deferred_ = &d;
+                return;
+            }
         }
     }
     wake_owner(d);
@@ -74,12 +80,16 @@ void worker::after_send_to_sleeper(mailbox& d) noexcept {
 //
 // Why nothing is lost when we do not wake: we are awake and our next pass
 // scans the mailboxes of every worker whose `dozing` flag we read as set
-// (adopt_dozing). m's owner o was asleep when we appended, so we read its
-// `dozing` as set until o withdraws (see after_send_to_sleeper); once it
-// has withdrawn, o scans its own range, and it cannot park again without
-// its re-check, which locks m after our append and sees the envelope. If a
-// thief swapped m out of o's range meanwhile, the thief is awake and scans
-// it. (Our own pass sees m's `pending`: we stored it ourselves.)
+// and whose `adoptable` flag we take (adopt_dozing). m's owner o was asleep
+// when we appended, so we read its `dozing` as set until o withdraws (see
+// after_send_to_sleeper), and we set its `adoptable` ourselves: we take it
+// unless another adopter took it first (that adopter then scans o's range
+// after its acquire, which sees our append, and sets the flag again if it
+// cannot take m) or o cleared it on waking. Once it has withdrawn, o scans
+// its own range, and it cannot park again without its re-check, which
+// locks m after our append and sees the envelope. (The owner hint is
+// right here: it is stale only inside a thief's swap, whose thief is awake
+// and scans the mailbox it took and wakes the victim it gave one to.)
 void worker::settle_deferred_wake() noexcept {
     mailbox& m = *std::exchange(deferred_, nullptr);
     if (about_to_run_dry(&m)) {
@@ -341,6 +351,13 @@ unsigned worker::adopt_dozing() {
     unsigned busy = 0;
     for (const auto& w : exec.workers) {
         if (w.get() == this || !w->dozing.load(std::memory_order_relaxed)) continue;
+        // Only if somebody sent to its range since it was last scanned
+        // (relaxed test first, then the acquire exchange that sees the
+        // senders' appends): an idle range costs one load per pass.
+        if (!w->adoptable.load(std::memory_order_relaxed) ||
+            !w->adoptable.exchange(false, std::memory_order_acq_rel))
+            continue;
+        bool left = false;
         for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
             // acquire: as for our own slots (a thief's swap may put a
             // mailbox here).
@@ -349,8 +366,14 @@ unsigned worker::adopt_dozing() {
             if (take(*mb)) {
                 count(stats.adopted);
                 ++busy;
+            } else {
+                left = true;  // in another worker's batch: look again later
             }
         }
+        // A waiting mailbox we could not take (its batch holder will not
+        // come back for it): keep the range flagged, so this or another
+        // adopter scans it again, as an unconditional scan would.
+        if (left) w->adoptable.exchange(true, std::memory_order_acq_rel);
     }
     return busy;
 }
@@ -530,6 +553,7 @@ bool worker::park_idle() noexcept {
     // From here we scan our own range again (adopters may still gulp from
     // it for a while: harmless, see adopt_dozing).
     dozing.store(false, std::memory_order_relaxed);
+    adoptable.store(false, std::memory_order_relaxed);  // we scan our range ourselves now
     if (victim != victim_selector::none) (void)steal_from(victim);
     return woken;
 }
