@@ -88,8 +88,8 @@ void run_ring(troupe::executor_config cfg, long n, long hops) {
     if constexpr (troupe::actor_statistics::built_in) {
         CHECK(s.wakes_taken_over > 0);
         CHECK(s.adopted_gulps > 0);
-        MESSAGE("wakes taken over: " << s.wakes_taken_over << ", adopted gulps: "
-                                     << s.adopted_gulps << ", parks: " << s.parks);
+        MESSAGE("wakes taken over: " << s.wakes_taken_over << ", adopted gulps: " << s.adopted_gulps
+                                     << ", parks: " << s.parks);
     }
 }
 
@@ -107,7 +107,8 @@ TEST_CASE("a token ring over every mailbox of both workers runs on one worker (t
     // Default mailboxes (16 per worker): 100 links spread round-robin over
     // the 32 mailboxes, so the token crosses between the workers' ranges
     // every 16 hops.
-    for (int round = 0; round < 3; ++round) run_ring(troupe::executor_config{}, 100, scaled(20000L));
+    for (int round = 0; round < 3; ++round)
+        run_ring(troupe::executor_config{}, 100, scaled(20000L));
 }
 
 TEST_CASE("with stealing off the chain crosses to the other worker (it is woken)") {
