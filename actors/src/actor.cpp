@@ -439,7 +439,9 @@ std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statisti
        << "  steals:                 " << s.steals << '\n'
        << "  messages stolen:        " << s.messages_stolen << " (average " << s.average_steal()
        << " per steal)\n"
-       << "  idle parks:             " << s.parks << '\n';
+       << "  idle parks:             " << s.parks << '\n'
+       << "  parked workers' work:   " << s.adopted_gulps << " gulps by awake workers, "
+       << s.wakes_taken_over << " wakes taken over by the sender\n";
     return os;
 #endif
 }

@@ -244,6 +244,9 @@ void wake_owner(mailbox& mb) noexcept {
 
 void executor::wake_for_external_send(mailbox& mb) noexcept {
     const std::size_t o = mb.owner.load(std::memory_order_acquire);
+    // Awake workers may take the envelope before the owner runs again
+    // (worker::adopt_dozing; an exchange, as in after_send_to_sleeper).
+    if (stealing) workers[o]->adoptable.exchange(true, std::memory_order_acq_rel);
     if (!wake(o) && user_threads && stealing &&
         workers[o]->blocked.load(std::memory_order_seq_cst)) {
         wake_one_parked(o);  // as in wake_owner: the owner is blocked in a behaviour
@@ -254,8 +257,16 @@ void executor::wake_for_external_send(mailbox& mb) noexcept {
     // Grouped placement puts up to a run of actors created together on one
     // worker, so independent actors created by main would run one after
     // another on it while the others sleep. Wake one to steal (rate-limited;
-    // once it sees a batch running, it parks with a timeout and keeps looking).
-    if (stealing && workers[o]->batch_began.load(std::memory_order_relaxed) != 0) wake_helper(o);
+    // once it sees a batch running, it parks with a timeout and keeps looking)
+    // -- unless a helper could not take the envelope anyway: it has already
+    // been gulped (pending 0: a later value than our own store under the
+    // lock), or its mailbox is in a batch (being_processed: nobody else may
+    // gulp it until that batch ends, and then the owner, awake since wake()
+    // failed, scans it). Relaxed loads: a stale value costs one wake too many.
+    if (stealing && workers[o]->batch_began.load(std::memory_order_relaxed) != 0 &&
+        mb.pending.load(std::memory_order_relaxed) != 0 &&
+        !mb.being_processed.load(std::memory_order_relaxed))
+        wake_helper(o);
 }
 
 void executor::shut_down_workers() {
@@ -435,7 +446,9 @@ actor_statistics executor::statistics() const {
         {&S::steal_failed_swaps, &C::failed_swaps},
         {&S::steals, &C::steals},
         {&S::messages_stolen, &C::stolen},
-        {&S::parks, &C::parks}};
+        {&S::parks, &C::parks},
+        {&S::adopted_gulps, &C::adopted},
+        {&S::wakes_taken_over, &C::wakes_taken_over}};
     for (auto& w : workers) {
         s.actors_created += w->created.load(std::memory_order_relaxed);
         for (const auto& [field, counter] : sums)

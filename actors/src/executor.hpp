@@ -69,7 +69,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 struct worker_counters {
     std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0},
         missed{0}, steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0},
-        parks{0};
+        parks{0}, adopted{0}, wakes_taken_over{0};
 };
 
 // Private-member access for the executor (see troupe::actor / message).
@@ -179,6 +179,21 @@ public:
     // workers (park_idle); a sender that finds the owner blocked wakes
     // another worker (wake_owner).
     std::atomic<bool> blocked{false};
+    // Set by this worker (relaxed) before it announces itself idle in
+    // park_idle, cleared after it withdraws: it is asleep, or woken and not
+    // yet scanning again. While set, awake workers scan its mailboxes as
+    // their own (adopt_dozing); a hint, except as settle_deferred_wake
+    // (worker.cpp) relies on it.
+    std::atomic<bool> dozing{false};
+    // Set by a sender that saw parked workers after appending to one of
+    // this worker's mailboxes (after_send_to_sleeper,
+    // wake_for_external_send: an exchange, so every setter's append is in
+    // the release sequence the taker reads); taken (acquire exchange) by an
+    // adopter before it scans this worker's range, and set again by that
+    // adopter if it left a waiting mailbox behind (one in another batch);
+    // cleared by this worker when it runs again. So adopters scan a dozing
+    // worker's range only when something may wait there, not on every pass.
+    std::atomic<bool> adoptable{false};
     // User-thread workers: the request scope of the behaviour running on
     // this worker while it is switched out (the hooks swap it with the
     // kernel thread's, like tls_worker).
@@ -192,6 +207,12 @@ private:
     void deliver(const envelope& e);
     void end_actor(actor & a, allocation how);
     bool park_idle() noexcept;
+    bool take(mailbox & mb);
+    unsigned adopt_dozing();
+    void after_send_to_sleeper(mailbox & d) noexcept;
+    void settle_deferred_wake() noexcept;
+    bool about_to_run_dry(const mailbox* except) const noexcept;
+    bool stealable_work() const noexcept;
     bool another_in_batch() const noexcept;
     void maybe_wake_helper() noexcept;
     // steal.cpp
@@ -213,6 +234,11 @@ private:
     mailbox* batch_ = nullptr;
     // The actor whose behaviour is running, else nullptr.
     actor* running_ = nullptr;
+    // End-of-batch flush (process()): a send that finds its mailbox's owner
+    // asleep may leave the wake to settle_deferred_wake (at most one
+    // mailbox per flush, in deferred_).
+    bool may_defer_wake_ = false;
+    mailbox* deferred_ = nullptr;
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
     // Sends not yet staged (oldest at (pipe_head_ - pipe_count_)).

@@ -40,7 +40,84 @@ worker::~worker() { delete local_; }
 void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) {
     // The parking handshake is append_locked_and_check's (mailbox.hpp).
     if (append_locked_and_check(d, e, n)) [[unlikely]]
-        wake_owner(d);
+        after_send_to_sleeper(d);
+}
+
+// A send to d saw (under d's lock, after appending) that some worker is
+// announced idle. Normally: wake d's owner if it is the one parked. At the
+// end of a batch (may_defer_wake_), the first mailbox whose owner is asleep
+// keeps its envelopes without a wake for now: settle_deferred_wake decides,
+// once the whole flush is done, whether this worker takes the work itself.
+void worker::after_send_to_sleeper(mailbox& d) noexcept {
+    if (d.exec == &exec) {
+        const std::size_t o = d.owner.load(std::memory_order_acquire);
+        worker& owner = *exec.workers[o];
+        if (o != index) {
+            // An adopter that takes the flag (acquire) sees our append (an
+            // exchange: it continues the release sequence of other setters).
+            owner.adoptable.exchange(true, std::memory_order_acq_rel);
+            // seq_cst load of o's sleep word: announced asleep and not yet
+            // woken by anyone. Its `dozing` store came before that
+            // announcement, so from here on we read dozing == true until o
+            // withdraws (the guarantee settle_deferred_wake needs).
+            if (may_defer_wake_ && deferred_ == nullptr && exec.idle_.asleep(owner.idle_member())) {
+                deferred_ = &d;
+                return;
+            }
+        }
+    }
+    wake_owner(d);
+}
+
+// The end of a batch deferred the wake of m's owner (asleep when we
+// appended). If this worker is about to run dry, it takes the work itself,
+// as a thread woken by another runs next on the waker's processor
+// (core's placement rule, Go's runnext): the owner stays asleep and the
+// hand-off chain stays on this core (a futex wake plus a kernel scheduling
+// round per crossing otherwise: ~1 us quiet, hundreds of us on a loaded
+// machine). Otherwise there is more work than this worker: wake the owner
+// to share it, as before.
+//
+// Why nothing is lost when we do not wake: we are awake and our next pass
+// scans the mailboxes of every worker whose `dozing` flag we read as set
+// and whose `adoptable` flag we take (adopt_dozing). m's owner o was asleep
+// when we appended, so we read its `dozing` as set until o withdraws (see
+// after_send_to_sleeper), and we set its `adoptable` ourselves: we take it
+// unless another adopter took it first (that adopter then scans o's range
+// after its acquire, which sees our append, and sets the flag again if it
+// cannot take m) or o cleared it on waking. Once it has withdrawn, o scans
+// its own range, and it cannot park again without its re-check, which
+// locks m after our append and sees the envelope. (The owner hint is
+// right here: it is stale only inside a thief's swap, whose thief is awake
+// and scans the mailbox it took and wakes the victim it gave one to.)
+void worker::settle_deferred_wake() noexcept {
+    mailbox& m = *std::exchange(deferred_, nullptr);
+    if (about_to_run_dry(&m)) {
+        count(stats.wakes_taken_over);
+        return;
+    }
+    wake_owner(m);
+}
+
+// Whether no mailbox this worker will scan next has waiting envelopes,
+// `except` aside: our own range (the batch's mailbox too: new arrivals are
+// work), and the ranges of dozing workers. Relaxed loads: a guess, like a
+// thief's; a wrong guess costs a wake too many or a hand-off taken over
+// while the owner could have helped, never a lost envelope.
+bool worker::about_to_run_dry(const mailbox* except) const noexcept {
+    for (std::size_t s = slot_begin; s < slot_end; ++s) {
+        const mailbox* mb = exec.slots[s].load(std::memory_order_relaxed);
+        if (mb != except && mb->pending.load(std::memory_order_relaxed) != 0) return false;
+    }
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || !w->dozing.load(std::memory_order_relaxed)) continue;
+        for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
+            const mailbox* mb = exec.slots[s].load(std::memory_order_relaxed);
+            if (mb && mb != except && mb->pending.load(std::memory_order_relaxed) != 0)
+                return false;
+        }
+    }
+    return true;
 }
 
 // Moves one envelope from the pipeline to its mailbox's stage.
@@ -183,15 +260,11 @@ void worker::loop() {
             mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
             // Test before gulp: a stale 0 only delays us to the next pass.
             if (mb->pending.load(std::memory_order_relaxed) == 0) continue;
-            if (gulp(*mb)) {
-                // A big batch means work is piling up here: if somebody is
-                // parked and nobody is looking for work, let one help.
-                if (local_->size() >= defaults::actors::helper_wake_batch && exec.stealing)
-                    maybe_wake_helper();
-                process(*mb);
-                ++busy;
-            }
+            if (take(*mb)) ++busy;
         }
+        // While a worker is parked (announced idle: the seq_cst sleeper
+        // count), its mailboxes are ours to scan too.
+        if (exec.stealing && exec.any_parked()) busy += adopt_dozing();
         if (busy) {
             // A timed stop may shut down a system whose actors never go idle.
             if (exec.shutdown.load(std::memory_order_relaxed)) [[unlikely]]
@@ -253,6 +326,58 @@ void worker::loop() {
     g.stop_spinning(idle_);
 }
 
+// Gulps mb and processes the batch; false if there was nothing to take.
+bool worker::take(mailbox& mb) {
+    if (!gulp(mb)) return false;
+    // A big batch means work is piling up here: if somebody is parked and
+    // nobody is looking for work, let one help.
+    if (local_->size() >= defaults::actors::helper_wake_batch && exec.stealing) maybe_wake_helper();
+    process(mb);
+    return true;
+}
+
+// Scans the ranges of dozing workers (asleep, or woken and not yet
+// running) as if they were ours: the awake worker gets to the work first.
+// This is stealing without the swap: the mailboxes stay in their owner's
+// range, so when it wakes it scans them again. One worker per actor and
+// FIFO still hold, because they never depended on who scans a mailbox:
+// whoever gulps it sets being_processed under its lock, and nobody gulps
+// it again until that batch is processed and the flag cleared (release,
+// read with acquire by the next gulp, which may be the owner's). A stale
+// or null slot (a thief mid-swap) is harmless for the same reason.
+// relaxed `dozing` loads: a hint, except for a mailbox whose wake we took
+// over (settle_deferred_wake).
+unsigned worker::adopt_dozing() {
+    unsigned busy = 0;
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || !w->dozing.load(std::memory_order_relaxed)) continue;
+        // Only if somebody sent to its range since it was last scanned
+        // (relaxed test first, then the acquire exchange that sees the
+        // senders' appends): an idle range costs one load per pass.
+        if (!w->adoptable.load(std::memory_order_relaxed) ||
+            !w->adoptable.exchange(false, std::memory_order_acq_rel))
+            continue;
+        bool left = false;
+        for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
+            // acquire: as for our own slots (a thief's swap may put a
+            // mailbox here).
+            mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+            if (!mb || mb->pending.load(std::memory_order_relaxed) == 0) continue;
+            if (take(*mb)) {
+                count(stats.adopted);
+                ++busy;
+            } else {
+                left = true;  // in another worker's batch: look again later
+            }
+        }
+        // A waiting mailbox we could not take (its batch holder will not
+        // come back for it): keep the range flagged, so this or another
+        // adopter scans it again, as an unconditional scan would.
+        if (left) w->adoptable.exchange(true, std::memory_order_acq_rel);
+    }
+    return busy;
+}
+
 bool worker::gulp(mailbox& mb) noexcept {
     mb.lock.lock();
     // acquire: pairs with the release clearing it, so we see everything the
@@ -307,8 +432,14 @@ void worker::process(mailbox& mb) {
     batch_began.store(0, std::memory_order_relaxed);
     // Staged sends reach their mailboxes before anyone else may run these
     // actors again: a sender moved to another worker by a steal cannot
-    // overtake its own earlier messages (FIFO per sender).
+    // overtake its own earlier messages (FIFO per sender). A wake this
+    // flush deferred is settled before that too (stealing off: nobody but
+    // the owner may run its actors, so every wake happens at once).
+    may_defer_wake_ = exec.stealing;
     flush_stages();
+    may_defer_wake_ = false;
+    if (deferred_) [[unlikely]]
+        settle_deferred_wake();
     if (tracing) [[unlikely]]
         trace::batch_end(mb.index, n, trace_t0, exec.user_threads);
     // release: publishes the behaviours' effects to the next gulper of mb
@@ -370,6 +501,10 @@ bool worker::park_idle() noexcept {
     // the announcement and wakes us) or before it (then we see its
     // envelope). A thief's slot CAS and its wake() form the same pattern
     // with our slot loads below.
+    // Before the announcement (whose seq_cst stores release it): a worker
+    // that reads our sleep word as asleep reads this as set until we clear
+    // it below (after_send_to_sleeper relies on that).
+    dozing.store(true, std::memory_order_relaxed);
     g.announce_idle(idle_);
     bool work = false;
     for (std::size_t s = slot_begin; s < slot_end && !work; ++s) {
@@ -394,17 +529,58 @@ bool worker::park_idle() noexcept {
             if (exec.stealing && another_in_batch()) {
                 // A behaviour elsewhere may be blocking its worker with work
                 // queued behind it that only a thief can take: do not sleep
-                // for good, come back to look (one wake-up per period).
-                woken = g.sleep_until(
-                    idle_, std::chrono::steady_clock::now() + defaults::actors::busy_park_period);
+                // for good, come back to look (one wake-up per period). When
+                // the period ends with nothing a thief could take, sleep on
+                // without withdrawing: we are still announced (the word still
+                // asleep: no waker came), so every sender and thief still
+                // finds us asleep and wakes us or takes the work over, as
+                // during the first period. Withdrawing would make us scan our
+                // range, and take back a hand-off chain an awake worker is
+                // running through it (adoption), splitting it over two cores
+                // again. (A user-thread worker's timer wakes it through the
+                // word, so it is no longer asleep and withdraws as before.)
+                do {
+                    woken = g.sleep_until(idle_, std::chrono::steady_clock::now() +
+                                                     defaults::actors::busy_park_period);
+                } while (!woken && g.asleep(idle_) &&
+                         !exec.shutdown.load(std::memory_order_seq_cst) && !stealable_work());
             } else {
                 g.sleep(idle_);  // until a sender, thief, helper wake or shutdown wakes us
             }
         }
     }
     g.withdraw(idle_);  // plain wakes only: we hold no spinner count after it
+    // From here we scan our own range again (adopters may still gulp from
+    // it for a while: harmless, see adopt_dozing).
+    dozing.store(false, std::memory_order_relaxed);
+    adoptable.store(false, std::memory_order_relaxed);  // we scan our range ourselves now
     if (victim != victim_selector::none) (void)steal_from(victim);
     return woken;
+}
+
+// Whether a steal attempt could take something now, by steal_from's rule:
+// an awake worker (not dozing: a dozing one's mailboxes are adopted) has
+// two or more waiting mailboxes outside batches, or one while its batch has
+// run long or it is blocked in a behaviour. Relaxed loads: a guess, read by
+// a timed sleeper deciding whether to get up.
+bool worker::stealable_work() const noexcept {
+    const std::uint64_t now = timestamp();
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || w->dozing.load(std::memory_order_relaxed)) continue;
+        unsigned waiting = 0;
+        for (std::size_t s = w->slot_begin; s < w->slot_end && waiting < 2; ++s) {
+            const mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+            if (mb && mb->pending.load(std::memory_order_relaxed) != 0 &&
+                !mb->being_processed.load(std::memory_order_relaxed))
+                ++waiting;
+        }
+        if (waiting >= 2) return true;
+        if (waiting == 0) continue;
+        if (exec.user_threads && w->blocked.load(std::memory_order_relaxed)) return true;
+        const std::uint64_t began = w->batch_began.load(std::memory_order_relaxed);
+        if (began != 0 && now - began > defaults::actors::long_batch_ticks) return true;
+    }
+    return false;
 }
 
 // User-thread workers, after announcing: the first worker blocked in a

@@ -144,10 +144,12 @@ TEST_CASE("spread placement: consecutive creations go to consecutive mailboxes o
 
 TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers run behaviours") {
     // Default run length; two runs' worth of actors, so each worker starts
-    // with its own share. A thief never takes a victim's last waiting
-    // mailbox (unless the victim is inside a batch, i.e. running
-    // behaviours), so with two workers each runs some behaviour whatever
-    // the steals do.
+    // with its own share. Each actor's messages stay in order whatever the
+    // steals do. Which workers run them is not fixed any more: while a
+    // worker is parked (or woken and not yet running) the awake one scans
+    // its mailboxes as its own (adoption, docs/actors.md "Stealing"), so a
+    // slow-to-wake worker (seen with user-thread workers under ASan) may
+    // find its share already done. At most the two workers run them.
     for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,
                         troupe::victim_policy::locality}) {
         CAPTURE(troupe::to_string(policy));
@@ -162,7 +164,8 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
         for (long i = 0; i < count; ++i)
             for (auto id : a[i].ran_on)
                 if (std::find(all.begin(), all.end(), id) == all.end()) all.push_back(id);
-        CHECK(all.size() == 2);
+        CHECK(all.size() >= 1);
+        CHECK(all.size() <= 2);
     }
 }
 

@@ -36,6 +36,13 @@ struct actor_statistics {
     std::uint64_t steals = 0;              ///< mailboxes stolen
     std::uint64_t messages_stolen = 0;     ///< envelopes queued in stolen mailboxes when stolen
     std::uint64_t parks = 0;               ///< times an idle worker parked
+    /// Gulps of a mailbox in the range of a parked worker (asleep, or woken
+    /// and not yet running), taken by an awake worker instead.
+    std::uint64_t adopted_gulps = 0;
+    /// Sends at the end of a batch to a parked worker's mailbox whose wake
+    /// the sending worker skipped because it was about to run dry: it took
+    /// the work itself (a hand-off chain staying on one core).
+    std::uint64_t wakes_taken_over = 0;
 
     double average_gulp() const noexcept {
         return gulps ? static_cast<double>(gulped_messages) / static_cast<double>(gulps) : 0.0;

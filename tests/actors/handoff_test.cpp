@@ -1,0 +1,138 @@
+// Hand-off chains across workers (issue 22's threadring, concdict, ...):
+// when the next actor of a chain sits in a parked worker's mailbox, the
+// worker that sent the message and is about to run dry takes it itself
+// instead of waking the parked one, and scans the parked worker's
+// mailboxes until it wakes. So a chain whose actors straddle two workers
+// runs on one, and the parked worker never runs a behaviour. Observed
+// through the context each receive runs on, not through time.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "actor_fixture.hpp"
+#include "leak_check.hpp"
+
+using troupe_test::scaled;
+
+namespace {
+
+struct ring_link;
+
+struct token : troupe::message {
+    long hops = 0;
+    ring_link* stopped_at = nullptr;  // where the hops ran out
+};
+
+// One link of a ring: passes the token on until its hops run out; then the
+// holder sends it round once more as the exit, and each link finishes as it
+// passes.
+struct ring_link : troupe::actor {
+    ring_link* next = nullptr;
+    long received = 0;
+    // Distinct contexts (the worker's kernel thread, or its user thread with
+    // user-thread workers) this link's receives ran on.
+    std::vector<const troupe::context*> ran_on;
+
+    troupe::allocation receive(token& t) {
+        ++received;
+        const troupe::context* me = &troupe::this_context();
+        if (std::find(ran_on.begin(), ran_on.end(), me) == ran_on.end()) ran_on.push_back(me);
+        if (t.hops > 0) {
+            --t.hops;
+            *next | t;
+            return troupe::Nodelete;
+        }
+        if (t.hops == 0) {  // the exit round starts here
+            t.hops = -1;
+            t.stopped_at = this;
+        }
+        if (next != t.stopped_at) *next | t;
+        return troupe::Finished;
+    }
+};
+
+// A ring of `n` links created by main (spread placement: link i in mailbox
+// i mod M), the token started once both workers are parked; then checks
+// that every hop arrived and that every receive ran on one context.
+void run_ring(troupe::executor_config cfg, long n, long hops) {
+    troupe_test::leak_check no_leaks;
+    cfg.workers = 2;
+    cfg.placement = troupe::external_placement::spread;  // the layout below relies on it
+    troupe::actor_system sys{cfg};
+    std::unique_ptr<ring_link[]> ring{new ring_link[static_cast<std::size_t>(n)]};
+    for (long i = 0; i < n; ++i) ring[i].next = &ring[(i + 1) % n];
+    // Both workers park (an idle system uses no CPU). Then main's send wakes
+    // only the owner of link 0's mailbox, worker 0.
+    troupe_test::wait_until([&] { return sys.parked_workers() == 2; });
+    token t;
+    t.hops = hops;
+    ring[0] | t;
+    sys.stop();
+    // hops + 1 receives pass the token on or start the exit; the exit round
+    // finishes every link (link 0 last, if the token stopped elsewhere).
+    long received = 0;
+    std::vector<const troupe::context*> contexts;
+    for (long i = 0; i < n; ++i) {
+        CAPTURE(i);
+        CHECK(ring[i].finished());
+        received += ring[i].received;
+        for (const troupe::context* c : ring[i].ran_on)
+            if (std::find(contexts.begin(), contexts.end(), c) == contexts.end())
+                contexts.push_back(c);
+    }
+    CHECK(received == hops + 1 + n - 1);
+    // The parked worker never ran a behaviour: before the fix every hop into
+    // its mailboxes woke it, and it ran those links itself.
+    CHECK(contexts.size() == 1);
+    const auto s = sys.statistics();
+    if constexpr (troupe::actor_statistics::built_in) {
+        CHECK(s.wakes_taken_over > 0);
+        CHECK(s.adopted_gulps > 0);
+        MESSAGE("wakes taken over: " << s.wakes_taken_over << ", adopted gulps: " << s.adopted_gulps
+                                     << ", parks: " << s.parks);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("ping-pong across two workers' mailboxes runs on the worker that was woken") {
+    troupe_test::watchdog wd{"hand-off ping-pong"};
+    troupe::executor_config cfg;
+    cfg.queues_per_worker = 1;  // link 0 on worker 0, link 1 on worker 1
+    for (int round = 0; round < 5; ++round) run_ring(cfg, 2, scaled(2000L));
+}
+
+TEST_CASE("a token ring over every mailbox of both workers runs on one worker (threadring)") {
+    troupe_test::watchdog wd{"hand-off ring"};
+    // Default mailboxes (16 per worker): 100 links spread round-robin over
+    // the 32 mailboxes, so the token crosses between the workers' ranges
+    // every 16 hops.
+    for (int round = 0; round < 3; ++round)
+        run_ring(troupe::executor_config{}, 100, scaled(20000L));
+}
+
+TEST_CASE("with stealing off the chain crosses to the other worker (it is woken)") {
+    troupe_test::watchdog wd{"hand-off without stealing"};
+    // The control: the same ring, but nobody may run another worker's
+    // mailboxes, so the parked worker must be woken for its links.
+    troupe_test::leak_check no_leaks;
+    troupe::executor_config cfg;
+    cfg.workers = 2;
+    cfg.queues_per_worker = 1;
+    cfg.stealing = false;
+    cfg.placement = troupe::external_placement::spread;
+    troupe::actor_system sys{cfg};
+    ring_link a, b;
+    a.next = &b;
+    b.next = &a;
+    troupe_test::wait_until([&] { return sys.parked_workers() == 2; });
+    token t;
+    t.hops = scaled(200L);
+    a | t;
+    sys.stop();
+    CHECK(a.finished());
+    CHECK(b.finished());
+    REQUIRE(a.ran_on.size() == 1);
+    REQUIRE(b.ran_on.size() == 1);
+    CHECK(a.ran_on[0] != b.ran_on[0]);
+}
