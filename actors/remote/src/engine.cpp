@@ -14,6 +14,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 
 #include "troupe/detail/futex.hpp"
@@ -209,9 +210,46 @@ engine::engine(int r, int n, world_options options)
     started.get_future().wait();
     live_engine.store(this, std::memory_order_release);
     troupe::detail::unpublish_hook = &on_actor_destroyed;  // before any publish
+    dump_.write = &engine::write_dump;
+    dump_.arg = this;
+    troupe::detail::add_dump_section(dump_);
+}
+
+// Runs under core's registry lock, on the dumping thread (dump_section.hpp):
+// it takes only the asks spinlock, which nobody holds across a park, and
+// only tries the names mutex (a progress pass may hold it while it
+// delivers).
+void engine::write_dump(void* arg, std::ostream& os) {
+    engine& e = *static_cast<engine*>(arg);
+    std::size_t asks = 0, abandoned = 0;
+    e.asks_lock_.lock();
+    for (const ask_slot& s : e.asks_) {
+        if (s.q) ++asks;
+        else if (s.abandoned) ++abandoned;
+    }
+    e.asks_lock_.unlock();
+    os << "troupe-remote: rank " << e.rank << " of " << e.size << "\n";
+    os << "  remote asks outstanding (sent from this rank, no reply yet): " << asks << "\n";
+    if (abandoned)
+        os << "  abandoned asks whose replies have not come (dropped when they do): " << abandoned
+           << "\n";
+    os << "  requests from other ranks not yet replied to: "
+       << e.pending_replies.load(std::memory_order_relaxed) << "\n";
+    os << "  frames sent / received: " << e.frames_sent.load(std::memory_order_relaxed) << " / "
+       << e.frames_received.load(std::memory_order_relaxed) << "\n";
+    if (e.names_mutex_.try_lock()) {
+        std::size_t live = 0;
+        for (const published& p : e.by_id_)
+            if (p.a) ++live;
+        e.names_mutex_.unlock();
+        os << "  published actors: " << live << "\n";
+    } else {
+        os << "  published actors: (not counted: a delivery holds the table)\n";
+    }
 }
 
 engine::~engine() {
+    troupe::detail::remove_dump_section(dump_);  // no dump reads a rank that is going away
     // First: no idle thread runs a pass any more once this returns.
     if (hooked_) troupe::detail::remove_idle_poller(poller_);
     {

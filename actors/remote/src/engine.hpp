@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "troupe/context.hpp"
+#include "troupe/detail/dump_section.hpp"
 #include "troupe/detail/idle_poll.hpp"
 #include "troupe/remote/detail/engine_api.hpp"
 #include "troupe/remote/world.hpp"
@@ -188,6 +189,10 @@ private:
     std::atomic<std::uint64_t> poller_sleeps_{0};
     troupe::detail::idle_poller poller_{};
     bool hooked_ = false;
+    // This rank's section of troupe::dump: asks awaiting replies from other
+    // ranks, requests this rank owes a reply, published actors.
+    troupe::detail::dump_section dump_{};
+    static void write_dump(void* arg, std::ostream& os);
 
     // Token holder only (the engine thread or an idle poller).
     byte_buffer rbuf_;

@@ -1,0 +1,80 @@
+// The remote section of troupe::dump (issue 20): a rank's dump counts the
+// asks it awaits from other ranks and the requests it owes them, while
+// they are outstanding, and not after. Every rank asks the next one; the
+// server defers its reply until the asker has looked at its dump.
+#include <sstream>
+#include <string>
+
+#include "remote_fixture.hpp"
+#include "troupe/dump.hpp"
+
+namespace remote = troupe::remote;
+
+struct held_ask : troupe::request<long> {
+    long x = 0;
+};
+TROUPE_REMOTE_MESSAGE(held_ask, "test.dump.held_ask", &held_ask::x);
+struct answer_now : troupe::message {};
+TROUPE_REMOTE_MESSAGE(answer_now, "test.dump.answer_now");
+
+namespace {
+
+std::string dump_text() {
+    std::ostringstream os;
+    troupe::dump(os);
+    return os.str();
+}
+
+bool has(const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+}
+
+struct server : troupe::actor {
+    held_ask* held = nullptr;
+    std::string seen_while_held;  // this rank's dump while it owed the reply
+    troupe::allocation receive(held_ask& q) {
+        q.defer();  // answered on answer_now
+        held = &q;
+        seen_while_held = dump_text();
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(answer_now&) {
+        if (held) held->reply(held->x + 1);
+        held = nullptr;
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the dump counts a rank's outstanding remote asks and the requests it owes") {
+    remote::world& w = remote_test::world();
+    const std::string asks_line = "remote asks outstanding (sent from this rank, no reply yet): ";
+    const std::string owed_line = "requests from other ranks not yet replied to: ";
+    troupe::actor_system sys{2};
+    server s;
+    w.publish("dump.s." + std::to_string(w.rank()), s);
+    w.barrier();
+    const std::string before = dump_text();
+    CHECK(has(before, "troupe-remote: rank " + std::to_string(w.rank()) + " of " +
+                          std::to_string(w.size())));
+    CHECK(has(before, asks_line + "0\n"));
+    CHECK(has(before, "published actors: 1\n"));
+    const int n = (w.rank() + 1) % w.size();
+    auto next = w.lookup<server>(n, "dump.s." + std::to_string(n));
+    held_ask q;
+    q.x = 41;
+    auto& reply = next.ask(q);
+    // The server holds the request until answer_now: the ask is outstanding.
+    CHECK(has(dump_text(), asks_line + "1\n"));
+    answer_now go;
+    next.send(go);
+    CHECK(reply.get() == 42);
+    CHECK(has(dump_text(), asks_line + "0\n"));
+    w.barrier();  // every rank's server has answered
+    s | troupe::finished_msg;
+    w.stop(sys);  // the server's behaviours happen before this returns
+    // Our server held the previous rank's request when it looked.
+    CHECK(has(s.seen_while_held, owed_line + "1\n"));
+    for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
+}
