@@ -539,9 +539,6 @@ TEST_CASE("no everyone-asleep report while a timer is pending or a thread outsid
     }
 }
 
-#if !defined(__SANITIZE_THREAD__)
-// (Under TSan the child never serves the signal within the bound: TSan
-// defers a signal to its thread's next intercepted call; not yet solved.)
 TEST_CASE("TROUPE_DUMP_SIGNAL writes the dump to stderr and the program continues") {
     const char* prog = std::getenv("TROUPE_HANG_PROGRAM");
     REQUIRE(prog != nullptr);
@@ -563,7 +560,6 @@ TEST_CASE("TROUPE_DUMP_SIGNAL writes the dump to stderr and the program continue
     CHECK(has(r.err, "blocking_lock 'guarded'"));
     CHECK(has(r.err, "'gate-waiter': waiting for"));
 }
-#endif
 
 TEST_CASE("gdb: info troupe-threads and troupe-bt") {
     const char* prog = std::getenv("TROUPE_HANG_PROGRAM");

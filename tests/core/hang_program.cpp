@@ -5,6 +5,7 @@
 // Modes that leave a deadlock print the dump to stdout once it shows the
 // cycle, then end with _exit(0) (nothing can be joined). Misuse reports go
 // to stdout as "misuse: <message>" and the program goes on.
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -192,17 +193,23 @@ void wait_for_dump(std::string_view what, int count = 1) {
         std::_Exit(0);
     }
     // Only this thread takes the signal (every other thread inherited it
-    // blocked, see main): under TSan a signal is handled when its thread
-    // enters an intercepted call, and this one waits in read().
+    // blocked, see main).
     sigset_t usr1;
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
     say("ready\n");
     // The parent sends the signal; the dump goes to stderr. Then it closes
-    // our stdin.
+    // our stdin. A bounded poll() in a loop rather than one read() that
+    // blocks for good: TSan defers a signal until its thread enters or
+    // leaves an intercepted call, so the thread must come back out now and
+    // then for the handler to run (the loop ends on stdin's EOF, not on
+    // time).
     char c;
-    while (::read(0, &c, 1) > 0) {}
+    for (;;) {
+        pollfd p{0, POLLIN, 0};
+        if (::poll(&p, 1, 20) > 0 && ::read(0, &c, 1) <= 0) break;
+    }
     std::_Exit(0);
 }
 

@@ -31,11 +31,11 @@ bool has(const std::string& text, const std::string& what) {
 
 struct server : troupe::actor {
     held_ask* held = nullptr;
-    std::string seen_while_held;  // this rank's dump while it owed the reply
+    troupe::future<> holding;  // fulfilled once the request is held
     troupe::allocation receive(held_ask& q) {
         q.defer();  // answered on answer_now
         held = &q;
-        seen_while_held = dump_text();
+        holding.fulfil();
         return troupe::Nodelete;
     }
     troupe::allocation receive(answer_now&) {
@@ -65,16 +65,20 @@ TEST_CASE("the dump counts a rank's outstanding remote asks and the requests it 
     held_ask q;
     q.x = 41;
     auto& reply = next.ask(q);
-    // The server holds the request until answer_now: the ask is outstanding.
-    CHECK(has(dump_text(), asks_line + "1\n"));
+    // Our ask waits for our answer_now, not sent yet; our server holds the
+    // previous rank's request until that rank sends its answer_now, which
+    // every rank does only after the barrier that follows its dump.
+    s.holding.get();
+    const std::string held = dump_text();
+    CHECK(has(held, asks_line + "1\n"));
+    CHECK(has(held, owed_line + "1\n"));
+    w.barrier();
     answer_now go;
     next.send(go);
     CHECK(reply.get() == 42);
     CHECK(has(dump_text(), asks_line + "0\n"));
     w.barrier();  // every rank's server has answered
     s | troupe::finished_msg;
-    w.stop(sys);  // the server's behaviours happen before this returns
-    // Our server held the previous rank's request when it looked.
-    CHECK(has(s.seen_while_held, owed_line + "1\n"));
+    w.stop(sys);
     for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
 }

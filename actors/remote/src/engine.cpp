@@ -217,8 +217,8 @@ engine::engine(int r, int n, world_options options)
 
 // Runs under core's registry lock, on the dumping thread (dump_section.hpp):
 // it takes only the asks spinlock, which nobody holds across a park, and
-// only tries the names mutex (a progress pass may hold it while it
-// delivers).
+// only tries the names mutex, a bounded number of times (a progress pass
+// may hold it while it delivers).
 void engine::write_dump(void* arg, std::ostream& os) {
     engine& e = *static_cast<engine*>(arg);
     std::size_t asks = 0, abandoned = 0;
@@ -237,7 +237,11 @@ void engine::write_dump(void* arg, std::ostream& os) {
        << e.pending_replies.load(std::memory_order_relaxed) << "\n";
     os << "  frames sent / received: " << e.frames_sent.load(std::memory_order_relaxed) << " / "
        << e.frames_received.load(std::memory_order_relaxed) << "\n";
-    if (e.names_mutex_.try_lock()) {
+    // The progress pass holds the table only from finding an actor to
+    // appending to its mailbox (never across a park): a few tries get it.
+    bool got = false;
+    for (int i = 0; i < 1000 && !(got = e.names_mutex_.try_lock()); ++i) std::this_thread::yield();
+    if (got) {
         std::size_t live = 0;
         for (const published& p : e.by_id_)
             if (p.a) ++live;
