@@ -63,11 +63,16 @@ std::vector<thread_view> snapshot_threads(registry& r) {
             v.until_ns = w.until_ns.load(std::memory_order_acquire);
             const wait_describer* d = w.describer.load(std::memory_order_acquire);
             if (v.kind && d) {
-                if (d->holder) {
-                    v.holder = d->holder(v.resource);
-                    if (d->relation) v.relation = d->relation;
+                // Only while the waiter is still in this wait: it may free
+                // the resource as soon as it leaves (wait_pin).
+                const wait_pin pin(w, v.seq);
+                if (pin.held()) {
+                    if (d->holder) {
+                        v.holder = d->holder(v.resource);
+                        if (d->relation) v.relation = d->relation;
+                    }
+                    if (d->details) v.details = d->details(v.resource);
                 }
-                if (d->details) v.details = d->details(v.resource);
             }
             if (w.seq.load(std::memory_order_acquire) != v.seq) {
                 v.kind = nullptr;  // it moved on while we looked

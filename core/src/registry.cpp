@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include <thread>
 
 #include "troupe/thread.hpp"
 
@@ -37,6 +38,15 @@ registry& the_registry() noexcept {
     // static destructors ran.
     static registry* r = new registry;
     return *r;
+}
+
+void wait_out_readers(wait_reason& r) noexcept {
+    // acquire: pairs with each wait_pin's release decrement, so the
+    // readers' reads of the resource happen before our caller frees it.
+    // A pin is held only across a describer call, which never blocks, and
+    // its reader runs on another kernel thread (a describer has no switch
+    // point), so yielding the kernel thread lets it finish.
+    while (r.readers.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 std::int64_t wait_clock_ns() noexcept {
@@ -188,6 +198,8 @@ bool read_edge(const context& c, walked_edge& out) noexcept {
     w.describer = r.describer.load(std::memory_order_acquire);
     const std::int64_t until = r.until_ns.load(std::memory_order_acquire);
     if (w.e.kind && w.describer && w.describer->holder && until == 0) {
+        const wait_pin pin(r, s);  // the resource is alive only while c waits on it
+        if (!pin.held()) return false;
         w.e.to = w.describer->holder(w.e.resource);
         if (w.describer->relation) w.e.relation = w.describer->relation;
     }
@@ -228,8 +240,11 @@ std::string find_cycle_through(const context& me) {
     // existed, all at once, at that instant: no stale edge is reported.
     // (Our own edges are stable anyway: we hold our locks and are about to
     // park.)
-    for (std::size_t i = 0; i < n; ++i)
-        if (chain[i].describer->holder(chain[i].e.resource) != chain[i].e.to) return {};
+    for (std::size_t i = 0; i < n; ++i) {
+        const wait_pin pin(context_access::wait(*chain[i].from), chain[i].seq);
+        if (!pin.held() || chain[i].describer->holder(chain[i].e.resource) != chain[i].e.to)
+            return {};
+    }
     for (std::size_t i = 0; i < n; ++i)
         if (context_access::wait(*chain[i].from).seq.load(std::memory_order_acquire) !=
             chain[i].seq)

@@ -21,6 +21,7 @@
 
 #include "fixture.hpp"
 #include "leak_check.hpp"
+#include "scale.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/condition_variable.hpp"
 #include "troupe/dump.hpp"
@@ -144,6 +145,50 @@ TEST_CASE("the dump lists clusters, processors and every user thread by name and
             stop_sleeping.store(true);
         },
         {2});
+}
+
+TEST_CASE("a dump beside waits that end never reads a resource its waiter has freed") {
+    // Each round a waiter parks on a future it owns on the heap and deletes
+    // it as soon as its wait ends, while an OS thread dumps without pause.
+    // The dump describes a wait (reads the future's state) only while the
+    // waiter is still inside it (wait_pin, wait_reason.hpp): otherwise
+    // ASan and TSan see the read after the delete.
+    troupe_test::on_processors([](troupe::cluster& c) {
+        std::atomic<bool> done{false};
+        std::atomic<troupe::future<int>*> slot{nullptr};
+        std::atomic<long> dumps{0};
+        std::thread dumper{[&] {
+            while (!done.load()) {
+                (void)dump_now();
+                dumps.fetch_add(1);
+            }
+        }};
+        const int rounds = troupe_test::scaled(4000, 4);
+        troupe::thread filler{c, [&] {
+                                  for (int i = 0; i < rounds; ++i) {
+                                      troupe::future<int>* f;
+                                      while (!(f = slot.exchange(nullptr)))
+                                          troupe::this_thread::yield();
+                                      f->fulfil(i);
+                                  }
+                              }};
+        long sum = 0;
+        troupe::thread waiter{c, [&] {
+                                  // Start once the dumper runs, so the rounds overlap its dumps.
+                                  while (dumps.load() == 0) troupe::this_thread::yield();
+                                  for (int i = 0; i < rounds; ++i) {
+                                      auto* f = new troupe::future<int>;
+                                      slot.store(f);
+                                      sum += f->get();
+                                      delete f;  // the wait has ended: nobody may read *f any more
+                                  }
+                              }};
+        waiter.join();
+        filler.join();
+        done.store(true);
+        dumper.join();
+        CHECK(sum == long(rounds) * (rounds - 1) / 2);
+    });
 }
 
 TEST_CASE("the dump names a join's thread and OS threads blocked on troupe primitives") {

@@ -48,6 +48,38 @@ struct wait_reason {
     // each of its looks (when processors go to sleep), a dump.
     std::atomic<std::int64_t> since_ns{0};
     std::atomic<std::int64_t> until_ns{0};  // a timed wait's deadline (steady_clock), or 0
+    // Readers describing this wait right now (wait_pin): the waiter does not
+    // leave its wait scope, and so does not free the resource, while any is.
+    std::atomic<std::uint32_t> readers{0};
+};
+
+/// Waits (yielding) until no reader pins `r`. Called by a waiter leaving its
+/// wait scope when one did: rare, and short (a describer never blocks).
+void wait_out_readers(wait_reason& r) noexcept;
+
+/// A reader's hold on wait `seq` of `r`. While held() is true the waiter is
+/// still inside that wait and cannot leave it (~wait_scope waits for the
+/// pin's end), so the resource the record names is alive and its describer
+/// may read it. Invariant (seq_cst on both sides, Dekker): the reader
+/// increments `readers` then reads `seq`; the waiter writes `seq` then reads
+/// `readers`; so either the reader sees the wait ended (held() false: it
+/// reads nothing), or the waiter sees the reader and waits for its
+/// decrement, whose release orders every read of the resource before the
+/// waiter goes on (and frees it).
+class wait_pin {
+public:
+    wait_pin(const wait_reason& r, std::uint32_t seq) noexcept : r_(const_cast<wait_reason&>(r)) {
+        r_.readers.fetch_add(1, std::memory_order_seq_cst);
+        held_ = r_.seq.load(std::memory_order_seq_cst) == seq;
+    }
+    wait_pin(const wait_pin&) = delete;
+    wait_pin& operator=(const wait_pin&) = delete;
+    ~wait_pin() { r_.readers.fetch_sub(1, std::memory_order_release); }
+    bool held() const noexcept { return held_; }
+
+private:
+    wait_reason& r_;
+    bool held_;
 };
 
 /// A coarse monotonic clock (a few nanoseconds; millisecond resolution is
@@ -89,7 +121,11 @@ public:
     wait_scope& operator=(const wait_scope&) = delete;
     ~wait_scope() {
         r_.kind.store(nullptr, std::memory_order_relaxed);
-        r_.seq.store(r_.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        // seq_cst store, then the readers check (wait_pin's invariant): the
+        // caller may free the resource once this returns.
+        r_.seq.store(r_.seq.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+        if (r_.readers.load(std::memory_order_seq_cst) != 0) [[unlikely]]
+            wait_out_readers(r_);
     }
 
 private:
