@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "dump_text.hpp"
 #include "fixture.hpp"
 #include "leak_check.hpp"
 #include "scale.hpp"
@@ -33,38 +34,15 @@ extern char** environ;
 
 namespace {
 
-std::string dump_now() {
-    std::ostringstream os;
-    troupe::dump(os);
-    return os.str();
-}
-
-bool has(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
+using troupe_test::dump_now;
+using troupe_test::has;
+using troupe_test::line_of;
+using troupe_test::wait_for_line;
 
 int count(const std::string& text, const std::string& what) {
     int n = 0;
     for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
-}
-
-// The dump's line for the thread named `name` ("" if none).
-std::string line_of(const std::string& dump, const std::string& name) {
-    std::istringstream in(dump);
-    for (std::string l; std::getline(in, l);)
-        if (has(l, "'" + name + "'") && has(l, ": ")) return l;
-    return "";
-}
-
-// Yields until the dump's line for `name` contains `what`; returns it.
-std::string wait_for_line(const std::string& name, const std::string& what) {
-    std::string l;
-    troupe_test::wait_until([&] {
-        l = line_of(dump_now(), name);
-        return has(l, what);
-    });
-    return l;
 }
 
 troupe::thread_attributes named(troupe::cluster& c, const char* name) {

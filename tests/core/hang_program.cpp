@@ -52,8 +52,17 @@ void wait_for_dump(std::string_view what, int count = 1) {
     }
 }
 
-[[noreturn]] void finish_with_dump() {
+// Misuse reports written so far (the handler main installs counts them).
+std::atomic<int> misuse_said{0};
+
+// Dumps once the cycle is complete and exits. `reported`: in checked builds
+// the lock whose wait closed the cycle reports it at once; that report is
+// written by the waiting thread, which may still be writing it when the
+// cycle becomes visible here, so wait for it too (an event, not a time).
+[[noreturn]] void finish_with_dump(bool reported = false) {
     while (troupe::deadlock_cycles().empty()) std::this_thread::yield();
+    if (reported && troupe::checked_build)
+        while (misuse_said.load() == 0) std::this_thread::yield();
     say(dump_text());
     std::_Exit(0);
 }
@@ -76,7 +85,7 @@ void wait_for_dump(std::string_view what, int count = 1) {
             locks[(i + 1) % size].lock();
         });
     }
-    finish_with_dump();
+    finish_with_dump(true);
 }
 
 // Two user threads joining each other.
@@ -117,7 +126,7 @@ void wait_for_dump(std::string_view what, int count = 1) {
         while (holding.load() < 2) std::this_thread::yield();
         a.lock();
     }).detach();
-    finish_with_dump();
+    finish_with_dump(true);
 }
 
 // Every thread asleep on a troupe primitive: main waits for a future that a
@@ -234,8 +243,10 @@ int main(int argc, char** argv) {
         pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
     }
     if (mode != "relock" && mode != "asleep")
-        troupe::set_misuse_handler(
-            [](std::string_view m) { say("misuse: " + std::string(m) + "\n"); });
+        troupe::set_misuse_handler([](std::string_view m) {
+            say("misuse: " + std::string(m) + "\n");
+            misuse_said.fetch_add(1);
+        });
     // Every mode runs on the default cluster.
     if (mode == "lock-cycle-2") lock_cycle(2);
     if (mode == "lock-cycle-3") lock_cycle(3);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "dump_text.hpp"
 #include "fixture.hpp"
 #include "leak_check.hpp"
 #include "troupe/actors.hpp"
@@ -20,37 +21,16 @@
 
 namespace {
 
-std::string dump_now() {
-    std::ostringstream os;
-    troupe::dump(os);
-    return os.str();
-}
-
-bool has(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
+using troupe_test::dump_now;
+using troupe_test::has;
+using troupe_test::line_of;
+using troupe_test::wait_for_line;
 
 template <class T>
 std::string address(const T& object) {
     std::ostringstream os;
     os << static_cast<const void*>(&object);
     return os.str();
-}
-
-std::string line_of(const std::string& dump, const std::string& name) {
-    std::istringstream in(dump);
-    for (std::string l; std::getline(in, l);)
-        if (has(l, "'" + name + "'") && has(l, ": ")) return l;
-    return "";
-}
-
-std::string wait_for_line(const std::string& name, const std::string& what) {
-    std::string l;
-    troupe_test::wait_until([&] {
-        l = line_of(dump_now(), name);
-        return has(l, what);
-    });
-    return l;
 }
 
 struct note : troupe::message {};
