@@ -198,9 +198,12 @@ TEST_CASE("idle processors go to sleep") {
     // Eventually only this thread is runnable: every processor sleeps. (A
     // busy machine may keep a sleeping-to-be thread runnable for a while:
     // wait for it, bounded.)
-    // State-based: the watchdog bounds the wait, no sleep.
+    // State-based: the watchdog bounds the wait, no sleep; reaching the
+    // state is the assertion (processors that spin forever never let it
+    // hold, and the watchdog fails the test). A second read after it was
+    // racy: a processor woken for a moment (an idle poll, a stray wake)
+    // counts as runnable while it looks and goes back to sleep.
     troupe_test::wait_until([&] { return runnable_threads() <= 1; });
-    CHECK(runnable_threads() <= 1);
 }
 
 TEST_CASE("set_processor_count from a thread running on a processor being retired") {
