@@ -25,12 +25,10 @@
 /// `starvation_after`, it is made the owner before it runs, so nobody can
 /// barge in between. Details: docs/locks.md.
 ///
-/// Cost: one atomic word (owner, waiters, queue lock, woken waiter in
-/// flight); uncontended `lock` and `unlock` are one CAS each, and so are a
-/// barge and an unlock while a woken waiter is on its way (but every 16th
-/// such unlock reads the clock). A contended `lock` reads the clock once
-/// when it first queues; an unlock that wakes a waiter reads it once; the
-/// woken waiter's retry is one CAS when it finds the lock free.
+/// Cost: one atomic word (owner, waiters, queue lock) as for `blocking_lock`;
+/// uncontended `lock` and `unlock` are one CAS each. A contended `lock`
+/// reads the clock once when it first queues; an unlock that wakes a waiter
+/// reads it once.
 ///
 /// Checked builds (-Dchecked=true) report, naming the lock: unlocking a lock
 /// the caller does not hold, re-locking it while holding it, destroying it
@@ -82,12 +80,6 @@ public:
         if (word_.compare_exchange_strong(expected, to_word(me), std::memory_order_acquire,
                                           std::memory_order_relaxed)) [[likely]]
             return;
-        // Barge: free while a woken waiter is in flight (K, maybe W) ->
-        // held by me, keeping W and K (B1). L clear: nobody holds the queue.
-        if ((expected & ~(detail::waiters_bit | woken_bit)) == 0 &&
-            word_.compare_exchange_strong(expected, expected | to_word(me),
-                                          std::memory_order_acquire, std::memory_order_relaxed))
-            return;
         lock_slow(me);
     }
     /// Takes the lock if it is free, even if threads wait for it (a free
@@ -99,23 +91,12 @@ public:
     /// misuse handler throws.
     void unlock() {
         if constexpr (!checked_build) {
-            std::uintptr_t w = word_.load(std::memory_order_relaxed);
             // Fast path: held with no flag bit -> free, one CAS. release
-            // publishes the critical section. W, K or L make it fail.
-            if ((w & all_flags) == 0 &&
+            // publishes the critical section. W or L make it fail.
+            std::uintptr_t w = word_.load(std::memory_order_relaxed);
+            if ((w & detail::flag_bits) == 0 &&
                 word_.compare_exchange_strong(w, 0, std::memory_order_release,
                                               std::memory_order_relaxed)) [[likely]]
-                return;
-            // Fast path while a woken waiter is in flight (K set, L clear):
-            // free the lock keeping W and K, wake nobody; the woken waiter's
-            // retry takes the lock or queues again (B1). Every clock_every-th
-            // such unlock takes the slow path instead, which looks at the
-            // woken waiter's age (B5). The counter is written only by the
-            // thread that holds the lock, so a plain field serves.
-            if ((w & (detail::queue_lock_bit | woken_bit)) == woken_bit &&
-                ++in_flight_unlocks_ % clock_every != 0 &&
-                word_.compare_exchange_strong(w, w & (detail::waiters_bit | woken_bit),
-                                              std::memory_order_release, std::memory_order_relaxed))
                 return;
         }
         unlock_slow();
@@ -144,19 +125,12 @@ public:
     bool on_selected(select_node&) noexcept { return true; }
 
 private:
-    // K: a waiter woken to compete is in flight (Go's mutexWoken). W and L
-    // are the shared bits of detail/wait_word.hpp.
-    static constexpr std::uintptr_t woken_bit = 4;
-    static constexpr std::uintptr_t all_flags = detail::flag_bits | woken_bit;
-    static_assert(alignof(context) > all_flags, "the owner's low bits hold W, L and K");
-    // Unlocks while a waiter is in flight between two looks at its age (the
-    // clock costs about as much as such an unlock).
-    static constexpr unsigned clock_every = 16;
+    static_assert(alignof(context) > detail::flag_bits, "the owner's low bits hold W and L");
     static std::uintptr_t to_word(const context& c) noexcept {
         return reinterpret_cast<std::uintptr_t>(&c);
     }
     static const context* owner_of(std::uintptr_t w) noexcept {
-        return reinterpret_cast<const context*>(w & ~all_flags);
+        return reinterpret_cast<const context*>(w & ~detail::flag_bits);
     }
     const context* owner() const noexcept {
         return owner_of(word_.load(std::memory_order_acquire));
@@ -165,27 +139,25 @@ private:
 
     void lock_slow(context& me);
     void unlock_slow();
-    // The caller owns the lock and holds L, `w` is the word before L (W or
-    // K set): wakes or hands off to the first live waiter, or frees the
-    // lock; releases L.
-    void release_locked(std::uintptr_t w) noexcept;
+    // The caller owns the lock, waiters are queued and it holds L: wakes or
+    // hands off to the first live waiter, or frees the lock; releases L.
+    void release_locked() noexcept;
     // Under L: makes the waituntil node `n` (popped) the owner, commits it,
     // releases L, wakes it if owed.
     void hand_off_clause(select_node& n) noexcept;
 
-    // The lock word: owner context address | K | W | L; 0 = free, nobody
-    // waits; free with W or K = normal mode, a woken waiter is in flight.
-    // W: the queue is non-empty; K: a woken waiter is in flight. Invariants
-    // B1-B5 in core/src/barging_lock.cpp, docs/locks.md.
+    // The lock word: owner context address | W | L; 0 = free, nobody waits;
+    // W alone = free, waiters queued or one woken (normal mode only).
+    // W is set iff the queue is non-empty or a woken waiter is in flight.
+    // docs/locks.md.
     mutable std::atomic<std::uintptr_t> word_{0};
-    // Unlocks by owners while K was set (B5): written only by the thread
-    // that holds the lock, beside the word it has in its cache anyway.
-    unsigned in_flight_unlocks_ = 0;
     node_queue waiting_;  // under L
-    // Under L, valid while K is set: the woken waiter on its way to
-    // compete and when it started waiting (B3).
+    // Under L: the woken waiter on its way to compete (nullptr: none), when
+    // it started waiting, and unlocks that freed the lock since it was woken
+    // (the clock is read every few of them, not every time).
     const context* woken_ = nullptr;
     clock::time_point woken_since_{};
+    unsigned unlocks_while_woken_ = 0;
     const char* name_;
     options options_{};
     std::atomic<std::uint64_t> starved_handoffs_{0};
