@@ -69,7 +69,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 struct worker_counters {
     std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0},
         missed{0}, steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0},
-        parks{0}, adopted{0}, wakes_taken_over{0};
+        parks{0}, adopted{0}, wakes_taken_over{0}, long_batch_flushes{0};
 };
 
 // Private-member access for the executor (see troupe::actor / message).
@@ -204,6 +204,7 @@ private:
     void loop();
     bool gulp(mailbox & mb) noexcept;
     void process(mailbox & mb);
+    void flush_long_batch(std::uint64_t & last_flush);
     void deliver(const envelope& e);
     void end_actor(actor & a, allocation how);
     bool park_idle() noexcept;

@@ -201,11 +201,18 @@ void worker::join() {
 // Actors created by this worker's behaviours go round-robin over the
 // mailboxes in this worker's own slots (like CAF placing spawns on the
 // spawning worker): creation chains stay local; stealing rebalances.
+// The creator's own mailbox (the batch in process) is skipped when the range
+// has another: an actor sharing it could run only after the creator's whole
+// batch, on this worker, however long that batch runs (a pipeline stage
+// creating the next, Savina's sieve), and no thief could take it meanwhile.
 std::size_t worker::next_ticket() noexcept {
-    std::size_t s = ticket_;
-    ticket_ = s + 1 == slot_end ? slot_begin : s + 1;
-    // Our own slots are never null outside our own steal.
-    return exec.slots[s].load(std::memory_order_relaxed)->index;
+    for (;;) {
+        const std::size_t s = ticket_;
+        ticket_ = s + 1 == slot_end ? slot_begin : s + 1;
+        // Our own slots are never null outside our own steal.
+        const mailbox* mb = exec.slots[s].load(std::memory_order_relaxed);
+        if (mb != batch_ || slot_end - slot_begin == 1) return mb->index;
+    }
 }
 
 void worker::run() noexcept {
@@ -413,10 +420,17 @@ void worker::process(mailbox& mb) {
     const bool tracing = trace::on();
     const std::uint64_t trace_t0 = tracing ? trace::batch_begin(n) : 0;
     // No atomics from here to the clear: the batch is ours alone.
-    batch_began.store(timestamp(), std::memory_order_relaxed);
+    std::uint64_t last_flush = timestamp();
+    batch_began.store(last_flush, std::memory_order_relaxed);
     batch_ = &mb;
     local_budget_ = defaults::actors::batch_append_budget;
+    std::uint32_t flush_check = defaults::actors::long_batch_flush_check;
     while (envelope* p = local_->pop()) {
+        // A long batch hands out what it staged so far (see flush_long_batch).
+        if (--flush_check == 0) [[unlikely]] {
+            flush_check = defaults::actors::long_batch_flush_check;
+            flush_long_batch(last_flush);
+        }
         // The receivers are scattered over memory: start loading a later
         // one while this one runs.
         if (const envelope* ahead = local_->peek(defaults::actors::prefetch_distance)) {
@@ -446,6 +460,24 @@ void worker::process(mailbox& mb) {
     // (which reads the flag with acquire under the lock).
     mb.being_processed.store(false, std::memory_order_release);
     local_->reclaim(n);
+}
+
+// Every long_batch_flush_check deliveries of a batch: if long_batch_ticks
+// have passed since the batch began or since the last such flush, hand the
+// staged sends to their mailboxes now rather than at the batch's end, so a
+// pipeline's next stage (sieve: the filter this one created, in our own
+// range) can be taken by another worker while this batch goes on; and if a
+// worker is parked and none is looking for work, wake one to take it
+// (rate-limited). FIFO per sender holds: the flush keeps send order, and
+// later sends of this batch are flushed after these.
+void worker::flush_long_batch(std::uint64_t& last_flush) {
+    if (pipe_count_ == 0 && touched_.empty()) return;
+    const std::uint64_t now = timestamp();
+    if (now - last_flush < defaults::actors::long_batch_ticks) return;
+    last_flush = now;
+    flush_stages();  // wakes a parked owner of another range at once
+    count(stats.long_batch_flushes);
+    if (exec.stealing) maybe_wake_helper();
 }
 
 void worker::deliver(const envelope& e) {

@@ -63,6 +63,13 @@ inline constexpr std::uint32_t prefetch_distance = 16;
 /// about 20-50 us on current machines).
 inline constexpr std::uint64_t long_batch_ticks = 100000;
 
+/// A batch that has run `long_batch_ticks` hands its staged sends to their
+/// mailboxes without waiting for its end, checking the clock once every this
+/// many deliveries: the work it hands out (the next stage of a pipeline)
+/// can then run on another worker meanwhile, instead of only after the whole
+/// batch. Short batches never look at the clock.
+inline constexpr std::uint32_t long_batch_flush_check = 32;
+
 /// While another worker is inside a batch (its behaviour may be blocked
 /// with work queued behind it), a parked worker wakes up this often to look
 /// for work to steal. An idle system parks without a timeout.
