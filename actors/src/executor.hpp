@@ -215,6 +215,7 @@ private:
     bool about_to_run_dry(const mailbox* except) const noexcept;
     bool stealable_work() const noexcept;
     bool another_in_batch() const noexcept;
+    bool another_outside_batch() const noexcept;
     void maybe_wake_helper() noexcept;
     // steal.cpp
     bool try_steal() noexcept;

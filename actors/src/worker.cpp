@@ -463,21 +463,35 @@ void worker::process(mailbox& mb) {
 }
 
 // Every long_batch_flush_check deliveries of a batch: if long_batch_ticks
-// have passed since the batch began or since the last such flush, hand the
-// staged sends to their mailboxes now rather than at the batch's end, so a
-// pipeline's next stage (sieve: the filter this one created, in our own
-// range) can be taken by another worker while this batch goes on; and if a
-// worker is parked and none is looking for work, wake one to take it
-// (rate-limited). FIFO per sender holds: the flush keeps send order, and
-// later sends of this batch are flushed after these.
+// have passed since the batch began or since the last such flush, and some
+// other worker is outside a batch (idle, parked, or between two batches),
+// hand the staged sends to their mailboxes now rather than at the batch's
+// end, so a pipeline's next stage (sieve: the filter this one created, in
+// our own range) can be taken by that worker while this batch goes on; and
+// if a worker is parked and none is looking for work, wake one to take it
+// (rate-limited). While every other worker is inside a batch an early flush
+// would only cut the receivers' batches smaller (apsp). FIFO per sender
+// holds: the flush keeps send order, and later sends of this batch are
+// flushed after these.
 void worker::flush_long_batch(std::uint64_t& last_flush) {
     if (pipe_count_ == 0 && touched_.empty()) return;
+    if (!exec.stealing) return;  // nobody else may run this range's actors
     const std::uint64_t now = timestamp();
     if (now - last_flush < defaults::actors::long_batch_ticks) return;
     last_flush = now;
+    if (!another_outside_batch()) return;
     flush_stages();  // wakes a parked owner of another range at once
     count(stats.long_batch_flushes);
-    if (exec.stealing) maybe_wake_helper();
+    maybe_wake_helper();
+}
+
+// Whether some other worker is not inside a batch now (relaxed loads of the
+// batch stamps: a hint; a stale answer costs an early flush too many or too
+// few, never an envelope).
+bool worker::another_outside_batch() const noexcept {
+    for (const auto& w : exec.workers)
+        if (w.get() != this && w->batch_began.load(std::memory_order_relaxed) == 0) return true;
+    return false;
 }
 
 void worker::deliver(const envelope& e) {
