@@ -420,17 +420,11 @@ void worker::process(mailbox& mb) {
     const bool tracing = trace::on();
     const std::uint64_t trace_t0 = tracing ? trace::batch_begin(n) : 0;
     // No atomics from here to the clear: the batch is ours alone.
-    std::uint64_t last_flush = timestamp();
-    batch_began.store(last_flush, std::memory_order_relaxed);
+    last_flush_ = timestamp();
+    batch_began.store(last_flush_, std::memory_order_relaxed);
     batch_ = &mb;
     local_budget_ = defaults::actors::batch_append_budget;
-    std::uint32_t flush_check = defaults::actors::long_batch_flush_check;
     while (envelope* p = local_->pop()) {
-        // A long batch hands out what it staged so far (see flush_long_batch).
-        if (--flush_check == 0) [[unlikely]] {
-            flush_check = defaults::actors::long_batch_flush_check;
-            flush_long_batch(last_flush);
-        }
         // The receivers are scattered over memory: start loading a later
         // one while this one runs.
         if (const envelope* ahead = local_->peek(defaults::actors::prefetch_distance)) {
@@ -462,7 +456,9 @@ void worker::process(mailbox& mb) {
     local_->reclaim(n);
 }
 
-// Every long_batch_flush_check deliveries of a batch: if long_batch_ticks
+// Every long_batch_flush_check sends staged by a batch's behaviours
+// (send_from_behaviour; a batch that sends nothing never looks at the
+// clock): if long_batch_ticks
 // have passed since the batch began or since the last such flush, and some
 // other worker is outside a batch (idle, parked, or between two batches),
 // hand the staged sends to their mailboxes now rather than at the batch's
@@ -473,12 +469,11 @@ void worker::process(mailbox& mb) {
 // would only cut the receivers' batches smaller (apsp). FIFO per sender
 // holds: the flush keeps send order, and later sends of this batch are
 // flushed after these.
-void worker::flush_long_batch(std::uint64_t& last_flush) {
-    if (pipe_count_ == 0 && touched_.empty()) return;
-    if (!exec.stealing) return;  // nobody else may run this range's actors
+void worker::flush_long_batch() {
+    if (!exec.stealing || batch_ == nullptr) return;  // nobody else may run them / not a batch
     const std::uint64_t now = timestamp();
-    if (now - last_flush < defaults::actors::long_batch_ticks) return;
-    last_flush = now;
+    if (now - last_flush_ < defaults::actors::long_batch_ticks) return;
+    last_flush_ = now;
     if (!another_outside_batch()) return;
     flush_stages();  // wakes a parked owner of another range at once
     count(stats.long_batch_flushes);
