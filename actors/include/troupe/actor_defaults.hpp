@@ -64,10 +64,12 @@ inline constexpr std::uint32_t prefetch_distance = 16;
 inline constexpr std::uint64_t long_batch_ticks = 100000;
 
 /// A batch that has run `long_batch_ticks` hands its staged sends to their
-/// mailboxes without waiting for its end, checking the clock once every this
-/// many deliveries: the work it hands out (the next stage of a pipeline)
-/// can then run on another worker meanwhile, instead of only after the whole
-/// batch. Short batches never look at the clock.
+/// mailboxes without waiting for its end (while another worker is outside a
+/// batch), checking the clock once every this many staged sends (rounded
+/// to whole wraps of the 8-entry send pipeline): the work it hands out (the
+/// next stage of a pipeline) can then run on another worker meanwhile,
+/// instead of only after the whole batch. A batch that sends nothing never
+/// looks at the clock.
 inline constexpr std::uint32_t long_batch_flush_check = 32;
 
 /// While another worker is inside a batch (its behaviour may be blocked
