@@ -441,7 +441,8 @@ std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statisti
        << " per steal)\n"
        << "  idle parks:             " << s.parks << '\n'
        << "  parked workers' work:   " << s.adopted_gulps << " gulps by awake workers, "
-       << s.wakes_taken_over << " wakes taken over by the sender\n";
+       << s.wakes_taken_over << " wakes taken over by the sender\n"
+       << "  long batches' flushes:  " << s.long_batch_flushes << '\n';
     return os;
 #endif
 }

@@ -448,7 +448,8 @@ actor_statistics executor::statistics() const {
         {&S::messages_stolen, &C::stolen},
         {&S::parks, &C::parks},
         {&S::adopted_gulps, &C::adopted},
-        {&S::wakes_taken_over, &C::wakes_taken_over}};
+        {&S::wakes_taken_over, &C::wakes_taken_over},
+        {&S::long_batch_flushes, &C::long_batch_flushes}};
     for (auto& w : workers) {
         s.actors_created += w->created.load(std::memory_order_relaxed);
         for (const auto& [field, counter] : sums)

@@ -69,7 +69,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 struct worker_counters {
     std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0},
         missed{0}, steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0},
-        parks{0}, adopted{0}, wakes_taken_over{0};
+        parks{0}, adopted{0}, wakes_taken_over{0}, long_batch_flushes{0};
 };
 
 // Private-member access for the executor (see troupe::actor / message).
@@ -157,8 +157,20 @@ public:
         }
         __builtin_prefetch(e.receiver);
         envelope& slot = pipeline_[pipe_head_];
-        if (pipe_count_ == pipeline_size) stage(slot);
-        else ++pipe_count_;
+        if (pipe_count_ == pipeline_size) {
+            stage(slot);  // strong: on a throw e is not sent and nothing moved
+            // Once per pipeline_size * long_batch_checks staged sends, a
+            // long batch hands out what it staged so far (worker.cpp),
+            // before e: a throw there leaves e unsent.
+            if (pipe_head_ == 0 && ++staged_rounds_ == long_batch_checks) [[unlikely]] {
+                staged_rounds_ = 0;
+                --pipe_count_;  // the oldest entry is staged
+                flush_long_batch();
+                ++pipe_count_;  // e's entry, below
+            }
+        } else {
+            ++pipe_count_;
+        }
         slot = e;
         pipe_head_ = (pipe_head_ + 1) % pipeline_size;
     }
@@ -204,6 +216,7 @@ private:
     void loop();
     bool gulp(mailbox & mb) noexcept;
     void process(mailbox & mb);
+    void flush_long_batch();
     void deliver(const envelope& e);
     void end_actor(actor & a, allocation how);
     bool park_idle() noexcept;
@@ -214,6 +227,7 @@ private:
     bool about_to_run_dry(const mailbox* except) const noexcept;
     bool stealable_work() const noexcept;
     bool another_in_batch() const noexcept;
+    bool another_outside_batch() const noexcept;
     void maybe_wake_helper() noexcept;
     // steal.cpp
     bool try_steal() noexcept;
@@ -241,8 +255,17 @@ private:
     mailbox* deferred_ = nullptr;
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
+    // flush_long_batch's clock: staged sends since it last looked (counted
+    // in pipeline wraps, pipeline_size sends each), and the
+    // start of the batch or its latest early flush (timestamp()).
+    std::uint32_t staged_rounds_ = 0;  // pipeline wraps while full, mod long_batch_checks
+    std::uint64_t last_flush_ = 0;
     // Sends not yet staged (oldest at (pipe_head_ - pipe_count_)).
     static constexpr std::uint32_t pipeline_size = 8;
+    static constexpr std::uint32_t long_batch_checks =
+        defaults::actors::long_batch_flush_check / pipeline_size
+            ? defaults::actors::long_batch_flush_check / pipeline_size
+            : 1;
     envelope pipeline_[pipeline_size];
     std::uint32_t pipe_head_ = 0, pipe_count_ = 0;
     // Per destination mailbox of this system: staged envelopes, in send order.

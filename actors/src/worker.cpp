@@ -201,11 +201,18 @@ void worker::join() {
 // Actors created by this worker's behaviours go round-robin over the
 // mailboxes in this worker's own slots (like CAF placing spawns on the
 // spawning worker): creation chains stay local; stealing rebalances.
+// The creator's own mailbox (the batch in process) is skipped when the range
+// has another: an actor sharing it could run only after the creator's whole
+// batch, on this worker, however long that batch runs (a pipeline stage
+// creating the next, Savina's sieve), and no thief could take it meanwhile.
 std::size_t worker::next_ticket() noexcept {
-    std::size_t s = ticket_;
-    ticket_ = s + 1 == slot_end ? slot_begin : s + 1;
-    // Our own slots are never null outside our own steal.
-    return exec.slots[s].load(std::memory_order_relaxed)->index;
+    for (;;) {
+        const std::size_t s = ticket_;
+        ticket_ = s + 1 == slot_end ? slot_begin : s + 1;
+        // Our own slots are never null outside our own steal.
+        const mailbox* mb = exec.slots[s].load(std::memory_order_relaxed);
+        if (mb != batch_ || slot_end - slot_begin == 1) return mb->index;
+    }
 }
 
 void worker::run() noexcept {
@@ -413,7 +420,8 @@ void worker::process(mailbox& mb) {
     const bool tracing = trace::on();
     const std::uint64_t trace_t0 = tracing ? trace::batch_begin(n) : 0;
     // No atomics from here to the clear: the batch is ours alone.
-    batch_began.store(timestamp(), std::memory_order_relaxed);
+    last_flush_ = timestamp();
+    batch_began.store(last_flush_, std::memory_order_relaxed);
     batch_ = &mb;
     local_budget_ = defaults::actors::batch_append_budget;
     while (envelope* p = local_->pop()) {
@@ -446,6 +454,39 @@ void worker::process(mailbox& mb) {
     // (which reads the flag with acquire under the lock).
     mb.being_processed.store(false, std::memory_order_release);
     local_->reclaim(n);
+}
+
+// Every long_batch_flush_check sends staged by a batch's behaviours
+// (send_from_behaviour; a batch that sends nothing never looks at the
+// clock): if long_batch_ticks
+// have passed since the batch began or since the last such flush, and some
+// other worker is outside a batch (idle, parked, or between two batches),
+// hand the staged sends to their mailboxes now rather than at the batch's
+// end, so a pipeline's next stage (sieve: the filter this one created, in
+// our own range) can be taken by that worker while this batch goes on; and
+// if a worker is parked and none is looking for work, wake one to take it
+// (rate-limited). While every other worker is inside a batch an early flush
+// would only cut the receivers' batches smaller (apsp). FIFO per sender
+// holds: the flush keeps send order, and later sends of this batch are
+// flushed after these.
+void worker::flush_long_batch() {
+    if (!exec.stealing || batch_ == nullptr) return;  // nobody else may run them / not a batch
+    const std::uint64_t now = timestamp();
+    if (now - last_flush_ < defaults::actors::long_batch_ticks) return;
+    last_flush_ = now;
+    if (!another_outside_batch()) return;
+    flush_stages();  // wakes a parked owner of another range at once
+    count(stats.long_batch_flushes);
+    maybe_wake_helper();
+}
+
+// Whether some other worker is not inside a batch now (relaxed loads of the
+// batch stamps: a hint; a stale answer costs an early flush too many or too
+// few, never an envelope).
+bool worker::another_outside_batch() const noexcept {
+    for (const auto& w : exec.workers)
+        if (w.get() != this && w->batch_began.load(std::memory_order_relaxed) == 0) return true;
+    return false;
 }
 
 void worker::deliver(const envelope& e) {

@@ -3,10 +3,12 @@
 // still be processed one at a time (a per-actor in-flight flag) and in FIFO
 // order per sender (sequence numbers), for every victim heuristic.
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
 #include "actor_fixture.hpp"
+#include "leak_check.hpp"
 #include "troupe/topology.hpp"
 
 using troupe_test::scaled;
@@ -99,7 +101,101 @@ void run_unbalanced(troupe::executor_config cfg) {
     if (sys.statistics().steal_attempts) MESSAGE("steals: " << sys.statistics().steals);
 }
 
+// A pipeline that grows itself (Savina's sieve): the first stage gets all
+// its input in one batch and creates the next stage from a behaviour, so
+// that stage's mailbox is in the first stage's own worker's range. Both
+// rules are needed (each alone fails this test): before long batches
+// flushed their sends early, stage 2 received nothing until stage 1's batch
+// had ended; before creations skipped the creator's own mailbox, stage 2
+// could share stage 1's mailbox, which nobody may gulp during stage 1's
+// batch. Either way the pipeline ran one stage at a time on one worker.
+// Observed without time: stage 1's last item waits (bounded) for stage 2 to
+// have run elsewhere, and records whether it did.
+namespace pipeline {
+
+struct item : troupe::message {
+    long value;
+    explicit item(long v) : message(troupe::Delete), value(v) {}
+};
+
+struct stage2 : troupe::actor {
+    std::atomic<long> received{0};
+    long sum = 0;
+    troupe::allocation receive(item& m) {
+        sum += m.value;
+        received.fetch_add(1, std::memory_order_release);
+        return troupe::Nodelete;
+    }
+};
+
+struct stage1 : troupe::actor {
+    long items = 0, seen = 0;
+    stage2* next = nullptr;
+    bool next_ran_during_batch = false;
+    std::atomic<bool> done{false};
+    troupe::allocation receive(item& m) {
+        if (next == nullptr) next = new stage2;  // in this worker's range
+        volatile long work = 0;                  // some work per item, so the batch runs long
+        for (int i = 0; i < 2000; ++i) work = work + i;
+        *next | *new item{m.value};
+        if (++seen < items) return troupe::Nodelete;
+        // The last item of the one batch holding them all: stage 2 can have
+        // run by now only if our earlier sends reached its mailbox before
+        // this batch's end and another worker took it. Bounded wait.
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (next->received.load(std::memory_order_acquire) == 0 &&
+               std::chrono::steady_clock::now() < give_up)
+            troupe::this_thread::yield();
+        next_ran_during_batch = next->received.load(std::memory_order_acquire) > 0;
+        done.store(true, std::memory_order_release);  // main reads the fields above after it
+        return troupe::Nodelete;
+    }
+};
+
+struct feed : troupe::message {};
+// Sends all items to stage 1 from one behaviour: they reach its mailbox in
+// one flush, so stage 1 takes them in one gulp (one batch).
+struct producer : troupe::actor {
+    stage1* first = nullptr;
+    troupe::allocation receive(feed&) {
+        for (long v = 0; v < first->items; ++v) *first | *new item{v};
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace pipeline
+
 }  // namespace
+
+TEST_CASE(
+    "a long batch hands its sends out early: a pipeline's next stage runs elsewhere meanwhile") {
+    troupe_test::watchdog wd{"long batch pipeline"};
+    for (int round = 0; round < 3; ++round) {
+        troupe_test::leak_check no_leaks;
+        troupe::actor_system sys{troupe_test::workers(2)};
+        pipeline::stage1 s1;
+        s1.items = scaled(2000L);
+        pipeline::producer p;
+        p.first = &s1;
+        pipeline::feed go;
+        p | go;
+        troupe_test::wait_until([&] { return s1.done.load(std::memory_order_acquire); });
+        pipeline::stage2* s2 = s1.next;
+        REQUIRE(s2 != nullptr);
+        troupe_test::wait_until(
+            [&] { return s2->received.load(std::memory_order_acquire) == s1.items; });
+        *s2 | troupe::finished_msg;
+        s1 | troupe::finished_msg;
+        p | troupe::finished_msg;
+        sys.stop();
+        CHECK(s1.next_ran_during_batch);
+        CHECK(s2->sum == s1.items * (s1.items - 1) / 2);
+        delete s2;
+        if constexpr (troupe::actor_statistics::built_in) {
+            CHECK(sys.statistics().long_batch_flushes > 0);
+        }
+    }
+}
 
 TEST_CASE("unbalanced load: FIFO per sender and one worker per actor, every heuristic") {
     for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,

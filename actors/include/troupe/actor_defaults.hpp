@@ -63,6 +63,15 @@ inline constexpr std::uint32_t prefetch_distance = 16;
 /// about 20-50 us on current machines).
 inline constexpr std::uint64_t long_batch_ticks = 100000;
 
+/// A batch that has run `long_batch_ticks` hands its staged sends to their
+/// mailboxes without waiting for its end (while another worker is outside a
+/// batch), checking the clock once every this many staged sends (rounded
+/// to whole wraps of the 8-entry send pipeline): the work it hands out (the
+/// next stage of a pipeline) can then run on another worker meanwhile,
+/// instead of only after the whole batch. A batch that sends nothing never
+/// looks at the clock.
+inline constexpr std::uint32_t long_batch_flush_check = 32;
+
 /// While another worker is inside a batch (its behaviour may be blocked
 /// with work queued behind it), a parked worker wakes up this often to look
 /// for work to steal. An idle system parks without a timeout.

@@ -43,6 +43,9 @@ struct actor_statistics {
     /// the sending worker skipped because it was about to run dry: it took
     /// the work itself (a hand-off chain staying on one core).
     std::uint64_t wakes_taken_over = 0;
+    /// Flushes of a batch's staged sends before its end, because the batch
+    /// had run long (a pipeline's next stage may then run elsewhere).
+    std::uint64_t long_batch_flushes = 0;
 
     double average_gulp() const noexcept {
         return gulps ? static_cast<double>(gulped_messages) / static_cast<double>(gulps) : 0.0;
