@@ -261,14 +261,13 @@ void copy_queue::grow() {
     capacity_ *= 2;
 }
 
-void copy_queue::shrink() noexcept {
+void copy_queue::shrink_to(std::uint32_t capacity) noexcept {
     // Only called on an empty queue: nothing to preserve. On failure the
     // queue keeps its larger buffer.
-    const std::uint32_t half = capacity_ / 2;
-    if (envelope* b = allocate_envelopes(half)) {
+    if (envelope* b = allocate_envelopes(capacity)) {
         ::operator delete(buf_);
         buf_ = b;
-        capacity_ = half;
+        capacity_ = capacity;
     }
 }
 

@@ -39,6 +39,17 @@ inline constexpr std::uint32_t copy_queue_min_capacity = 16;
 /// halved (it is halved only when that peak used less than half of it).
 inline constexpr std::uint32_t copy_queue_reclaim_window = 64;
 
+/// A drained copy queue keeps at most this many envelopes of capacity
+/// (24 bytes each: 96 KiB). A burst beyond it is handed back to the
+/// allocator as soon as its batch is done, instead of waiting for the
+/// window above: a burst usually goes through several queues in turn (a
+/// sender's stage, the receiver's mailbox, the gulping worker), and each
+/// that kept it pinned a copy (Savina radixsort: 16 pipeline stages, 33
+/// queues of 3 MiB, 92 MiB resident). Large enough that steady loads seen
+/// so far (the executor benchmark: up to 2,500 envelopes per mailbox per
+/// batch) never reallocate.
+inline constexpr std::uint32_t copy_queue_retain_max = 4096;
+
 /// Empty passes over its own mailboxes a worker makes before it tries to
 /// steal (the thesis: two). After each attempt that finds nothing the gap
 /// doubles, up to `steal_backoff_max_passes`.

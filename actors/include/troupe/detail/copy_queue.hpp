@@ -8,6 +8,7 @@
 // workload's size.
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "troupe/actor_defaults.hpp"
 #include "troupe/allocation.hpp"
@@ -63,6 +64,17 @@ public:
     /// Appends `n` envelopes in order.
     void append(const envelope* e, std::uint32_t n);
 
+    /// Exchanges the contents and arrays of two queues (no copy, no
+    /// allocation).
+    void swap(copy_queue& other) noexcept {
+        std::swap(buf_, other.buf_);
+        std::swap(count_, other.count_);
+        std::swap(next_, other.next_);
+        std::swap(capacity_, other.capacity_);
+        std::swap(window_peak_, other.window_peak_);
+        std::swap(window_gulps_, other.window_gulps_);
+    }
+
     /// Forgets the contents (a staging buffer after its flush).
     void clear() noexcept { next_ = count_ = 0; }
 
@@ -95,14 +107,23 @@ public:
     std::uint32_t capacity() const noexcept { return capacity_; }
 
     /// Called on an empty queue after a gulp of `used` envelopes was
-    /// processed. Tracks the peak use over a window of gulps and halves the
-    /// array when that peak stayed below half of it, so a burst does not pin
-    /// memory forever while a steady load never reallocates.
+    /// processed. An array larger than `copy_queue_retain_max` is cut back
+    /// to it at once (a burst is not kept: nothing says it comes again, and
+    /// every queue it passed through would keep a copy). Below that, tracks
+    /// the peak use over a window of gulps and halves the array when that
+    /// peak stayed below half of it, so a steady load never reallocates.
+    /// If the smaller array cannot be allocated the queue keeps its own.
     void reclaim(std::uint32_t used) noexcept {
+        if (capacity_ > defaults::actors::copy_queue_retain_max) [[unlikely]] {
+            shrink_to(defaults::actors::copy_queue_retain_max);
+            window_gulps_ = 0;
+            window_peak_ = 0;
+            return;
+        }
         if (used > window_peak_) window_peak_ = used;
         if (++window_gulps_ < defaults::actors::copy_queue_reclaim_window) return;
         if (window_peak_ * 2 < capacity_ && capacity_ > defaults::actors::copy_queue_min_capacity)
-            shrink();
+            shrink_to(capacity_ / 2);
         window_gulps_ = 0;
         window_peak_ = 0;
     }
@@ -112,7 +133,7 @@ public:
 
 private:
     void grow();
-    void shrink() noexcept;
+    void shrink_to(std::uint32_t capacity) noexcept;
 
     envelope* buf_;
     std::uint32_t count_ = 0;  // one past the last pushed envelope
