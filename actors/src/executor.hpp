@@ -134,6 +134,9 @@ public:
     std::atomic<std::uint64_t> created{0};
     std::atomic<std::uint64_t> terminated{0};
     worker_counters stats;
+    // Burst-sized copy-queue arrays kept for this worker's next bursts
+    // (copy_queue::grow and cut_back on this worker's thread only).
+    burst_cache bursts;
     // Timestamp (rdtsc) of the start of the batch in process, 0 between
     // batches; written by this worker, read by thieves as a hint.
     std::atomic<std::uint64_t> batch_began{0};

@@ -174,3 +174,31 @@ TEST_CASE("a flush into a mailbox that holds envelopes or has room appends in or
     CHECK(box.mb.pending.load() == 500);
     for (std::uintptr_t i = 1; i <= 500; ++i) CHECK(id(box.mb.queue->pop()) == i);
 }
+
+TEST_CASE("a burst cache keeps arrays up to its budget and hands out the largest") {
+    using troupe::detail::burst_cache;
+    constexpr std::uint32_t keep = troupe::defaults::actors::copy_queue_retain_max;
+    const long blocks = troupe_test::live_heap_blocks();
+    {
+        burst_cache c;
+        auto array = [](std::uint32_t n) {
+            return static_cast<envelope*>(::operator new(sizeof(envelope) * n));
+        };
+        envelope* small = array(2 * keep);
+        envelope* large = array(8 * keep);
+        c.give(small, 2 * keep);
+        c.give(large, 8 * keep);
+        CHECK(c.bytes() == sizeof(envelope) * 10 * keep);
+        std::uint32_t got = 0;
+        CHECK(c.take(16 * keep, got) == nullptr);  // none large enough
+        CHECK(c.take(2 * keep, got) == large);     // the largest, not the best fit
+        CHECK(got == 8 * keep);
+        ::operator delete(large);
+        // Beyond the budget an array is freed, not kept.
+        const std::uint32_t huge = static_cast<std::uint32_t>(
+            troupe::defaults::actors::burst_cache_bytes / sizeof(envelope));
+        c.give(array(huge), huge);
+        CHECK(c.bytes() == sizeof(envelope) * 2 * keep);
+    }  // the cache frees what it holds
+    CHECK(troupe_test::live_heap_blocks() == blocks);
+}

@@ -50,6 +50,14 @@ inline constexpr std::uint32_t copy_queue_reclaim_window = 64;
 /// batch) never reallocate.
 inline constexpr std::uint32_t copy_queue_retain_max = 4096;
 
+/// Bytes of burst-sized arrays (larger than `copy_queue_retain_max`) each
+/// worker keeps for its next bursts once the queues that held them are cut
+/// back. A load whose bursts repeat (the repeat benchmark: 200,000 replies
+/// a round) reuses them instead of returning them to the system and
+/// faulting fresh pages in every round (1.8x slower without the cache); a
+/// one-off burst holds at most this much per worker.
+inline constexpr std::size_t burst_cache_bytes = std::size_t{16} << 20;
+
 /// Empty passes over its own mailboxes a worker makes before it tries to
 /// steal (the thesis: two). After each attempt that finds nothing the gap
 /// doubles, up to `steal_backoff_max_passes`.

@@ -40,6 +40,44 @@ struct envelope {
 #endif
 };
 
+/// Arrays of envelopes larger than `copy_queue_retain_max` that a worker
+/// keeps for the next burst (one per worker, used by its thread only): a
+/// queue cut back after a burst gives its array here, a queue growing past
+/// the retained maximum on that worker takes one from here first. Holds at
+/// most `burst_cache_bytes` (and 32 arrays); what does not fit is freed.
+class burst_cache {
+public:
+    burst_cache() = default;
+    ~burst_cache();
+    burst_cache(const burst_cache&) = delete;
+    burst_cache& operator=(const burst_cache&) = delete;
+
+    /// Keeps `buf` (capacity `n` envelopes) or frees it. Never throws.
+    void give(envelope* buf, std::uint32_t n) noexcept;
+    /// The largest kept array, if it holds at least `n` envelopes (its
+    /// capacity in `got`), else nullptr. Largest: a queue growing past the
+    /// retained maximum is usually the start of a burst like the last one,
+    /// so it jumps to that size in one copy instead of doubling through
+    /// the cached sizes.
+    envelope* take(std::uint32_t n, std::uint32_t& got) noexcept;
+    /// Bytes held now (for tests and statistics).
+    std::size_t bytes() const noexcept { return bytes_; }
+
+private:
+    static constexpr std::size_t max_arrays = 32;
+    struct entry {
+        envelope* buf;
+        std::uint32_t n;
+    };
+    entry arrays_[max_arrays]{};
+    std::size_t count_ = 0;
+    std::size_t bytes_ = 0;
+};
+
+/// The burst cache of the worker running on this thread, or nullptr (an
+/// outside thread: arrays come from and go to the allocator).
+burst_cache* current_burst_cache() noexcept;
+
 /// A growable array used in gulp fashion: pushes append; once consumption
 /// starts the array is drained completely before the next push, after
 /// which both indexes reset to zero. Not synchronised: a mailbox guards it
@@ -115,7 +153,7 @@ public:
     /// If the smaller array cannot be allocated the queue keeps its own.
     void reclaim(std::uint32_t used) noexcept {
         if (capacity_ > defaults::actors::copy_queue_retain_max) [[unlikely]] {
-            shrink_to(defaults::actors::copy_queue_retain_max);
+            cut_back();
             window_gulps_ = 0;
             window_peak_ = 0;
             return;
@@ -134,6 +172,7 @@ public:
 private:
     void grow();
     void shrink_to(std::uint32_t capacity) noexcept;
+    void cut_back() noexcept;
 
     envelope* buf_;
     std::uint32_t count_ = 0;  // one past the last pushed envelope
