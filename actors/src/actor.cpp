@@ -274,12 +274,16 @@ void copy_queue::grow() {
 
 void copy_queue::cut_back() noexcept {
     // Only called on an empty queue. On failure the queue keeps its array.
-    envelope* b = allocate_envelopes(defaults::actors::copy_queue_retain_max);
+    // Back to the smallest size, not to the retained maximum: a queue a
+    // burst passed through is often not used again (a pipeline stage's),
+    // and 96 KiB kept in each of them added up (radixsort: 33 queues); one
+    // used again regrows to its steady size in a few doublings.
+    envelope* b = allocate_envelopes(defaults::actors::copy_queue_min_capacity);
     if (!b) return;
     if (burst_cache* cache = current_burst_cache()) cache->give(buf_, capacity_);
     else ::operator delete(buf_);
     buf_ = b;
-    capacity_ = defaults::actors::copy_queue_retain_max;
+    capacity_ = defaults::actors::copy_queue_min_capacity;
 }
 
 burst_cache::~burst_cache() {

@@ -40,9 +40,10 @@ inline constexpr std::uint32_t copy_queue_min_capacity = 16;
 inline constexpr std::uint32_t copy_queue_reclaim_window = 64;
 
 /// A drained copy queue keeps at most this many envelopes of capacity
-/// (24 bytes each: 96 KiB). A burst beyond it is handed back to the
-/// allocator as soon as its batch is done, instead of waiting for the
-/// window above: a burst usually goes through several queues in turn (a
+/// (24 bytes each: 96 KiB). A queue grown beyond it is cut back to
+/// `copy_queue_min_capacity` as soon as its batch is done (its array goes
+/// to the worker's burst cache, below), instead of waiting for the window
+/// above: a burst usually goes through several queues in turn (a
 /// sender's stage, the receiver's mailbox, the gulping worker), and each
 /// that kept it pinned a copy (Savina radixsort: 16 pipeline stages, 33
 /// queues of 3 MiB, 92 MiB resident). Large enough that steady loads seen

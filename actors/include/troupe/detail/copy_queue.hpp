@@ -146,8 +146,9 @@ public:
 
     /// Called on an empty queue after a gulp of `used` envelopes was
     /// processed. An array larger than `copy_queue_retain_max` is cut back
-    /// to it at once (a burst is not kept: nothing says it comes again, and
-    /// every queue it passed through would keep a copy). Below that, tracks
+    /// at once to `copy_queue_min_capacity` (a burst is not kept: nothing
+    /// says it comes again, and every queue it passed through would keep a
+    /// copy; on a worker the array goes to its burst cache). Below that, tracks
     /// the peak use over a window of gulps and halves the array when that
     /// peak stayed below half of it, so a steady load never reallocates.
     /// If the smaller array cannot be allocated the queue keeps its own.
