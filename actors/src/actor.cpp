@@ -276,8 +276,9 @@ void copy_queue::cut_back() noexcept {
     // Only called on an empty queue. On failure the queue keeps its array.
     // Back to the smallest size, not to the retained maximum: a queue a
     // burst passed through is often not used again (a pipeline stage's),
-    // and 96 KiB kept in each of them added up (radixsort: 33 queues); one
-    // used again regrows to its steady size in a few doublings.
+    // and a retained maximum kept in each of them adds up (radixsort: 33
+    // queues); one used again regrows in a few doublings, and past the
+    // retained maximum takes the burst size from the cache.
     envelope* b = allocate_envelopes(defaults::actors::copy_queue_min_capacity);
     if (!b) return;
     if (burst_cache* cache = current_burst_cache()) cache->give(buf_, capacity_);

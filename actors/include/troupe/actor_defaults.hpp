@@ -40,16 +40,18 @@ inline constexpr std::uint32_t copy_queue_min_capacity = 16;
 inline constexpr std::uint32_t copy_queue_reclaim_window = 64;
 
 /// A drained copy queue keeps at most this many envelopes of capacity
-/// (24 bytes each: 96 KiB). A queue grown beyond it is cut back to
+/// (24 bytes each: 384 KiB). A queue grown beyond it is cut back to
 /// `copy_queue_min_capacity` as soon as its batch is done (its array goes
 /// to the worker's burst cache, below), instead of waiting for the window
 /// above: a burst usually goes through several queues in turn (a
 /// sender's stage, the receiver's mailbox, the gulping worker), and each
 /// that kept it pinned a copy (Savina radixsort: 16 pipeline stages, 33
 /// queues of 3 MiB, 92 MiB resident). Large enough that steady loads seen
-/// so far (the executor benchmark: up to 2,500 envelopes per mailbox per
-/// batch) never reallocate.
-inline constexpr std::uint32_t copy_queue_retain_max = 4096;
+/// so far never reallocate: the executor benchmark's queues reach 8,192
+/// envelopes now and then, and with 4,096 here each such batch cut them
+/// back and regrew them (7% more CPU time at 1 worker, memmove and page
+/// faults in the profile).
+inline constexpr std::uint32_t copy_queue_retain_max = 16384;
 
 /// Bytes of burst-sized arrays (larger than `copy_queue_retain_max`) each
 /// worker keeps for its next bursts once the queues that held them are cut
