@@ -275,6 +275,12 @@ private:
     fast_rng rng_;  // steal.cpp: scan starts; thread-confined
     std::unique_ptr<victim_selector> victims_;
     bool ended_since_check_ = false;
+
+public:
+    // Burst-sized copy-queue arrays kept for this worker's next bursts
+    // (copy_queue::grow and cut_back on this worker's thread only). Last:
+    // cold, and 528 bytes that would otherwise shift the hot fields above.
+    burst_cache bursts;
 };
 
 // A system's count of asks outstanding (troupe::dump): asked and not yet

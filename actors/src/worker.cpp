@@ -164,7 +164,9 @@ void worker::flush_stages() {
         if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index)
             count(stats.crossed, n);
 #endif
-        deliver_to_mailbox(exec.mailboxes[idx], s.front(), n);
+        // May exchange s's array with the mailbox's (a burst is not copied).
+        if (append_locked_and_check(exec.mailboxes[idx], s)) [[unlikely]]
+            after_send_to_sleeper(exec.mailboxes[idx]);
         s.clear();
         s.reclaim(n);
     }

@@ -41,6 +41,11 @@ struct sort_stage : troupe::actor {
         else ones.push_back(m.value);
         if (++seen < expected) return troupe::Nodelete;
         for (long v : ones) pass(v);
+        // A finished actor keeps its fields (its owner, main's vector,
+        // destroys it); CAF destroys a stateful actor's state when it
+        // quits. Release the held values here as the twin does, so the
+        // two hold the same data at every point.
+        std::vector<long>().swap(ones);
         return troupe::Finished;
     }
 };

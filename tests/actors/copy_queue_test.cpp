@@ -1,7 +1,12 @@
-// The copy queue: FIFO, amortised growth, index reset, and the reclamation
-// rule (shrink only when less than half was used over a window of gulps).
+// The copy queue: FIFO, amortised growth, index reset, the reclamation
+// rules (a burst beyond the retained maximum returned at once; below it,
+// shrink only when less than half was used over a window of gulps), and
+// the end-of-batch flush that hands a burst to an empty mailbox by
+// exchanging arrays.
 #include "troupe/detail/copy_queue.hpp"
 #include "actor_fixture.hpp"
+#include "leak_check.hpp"
+#include "troupe/detail/mailbox.hpp"
 
 using troupe::detail::copy_queue;
 using troupe::detail::envelope;
@@ -82,4 +87,117 @@ TEST_CASE("a burst grows the queue; it is halved only after a window of under-ha
     const auto mid = q.capacity();
     for (std::uint32_t g = 0; g < 4 * window; ++g) q.reclaim(g % (window / 2) == 0 ? 100 : 1);
     CHECK(q.capacity() == mid);
+}
+
+TEST_CASE("a burst beyond the retained maximum is returned when its batch is done") {
+    constexpr std::uint32_t keep = troupe::defaults::actors::copy_queue_retain_max;
+    copy_queue q{16};
+    for (std::uint32_t i = 0; i < 4 * keep + 1; ++i) q.push(env(i + 1));
+    CHECK(q.capacity() > 4 * keep);
+    while (q.pop()) {}
+    // One reclaim, not a window of them: a burst that passed through
+    // several queues must not stay pinned in each.
+    q.reclaim(4 * keep + 1);
+    CHECK(q.capacity() == troupe::defaults::actors::copy_queue_min_capacity);
+    // Still a working queue: FIFO at the reduced size and beyond it.
+    for (std::uintptr_t i = 1; i <= keep; ++i) q.push(env(i));
+    for (std::uintptr_t i = 1; i <= keep; ++i) CHECK(id(q.pop()) == i);
+    CHECK(q.capacity() == keep);
+    // A steady load that fits the retained maximum keeps its array (no
+    // reallocation per batch).
+    for (std::uint32_t g = 0; g < 3 * window; ++g) q.reclaim(keep);
+    CHECK(q.capacity() == keep);
+}
+
+TEST_CASE("swap exchanges arrays and contents without allocating") {
+    copy_queue a{16}, b{64};
+    for (std::uintptr_t i = 1; i <= 40; ++i) b.push(env(i));
+    a.push(env(99));
+    envelope* const abuf = a.data();
+    envelope* const bbuf = b.data();
+    const long blocks = troupe_test::live_heap_blocks();
+    a.swap(b);
+    CHECK(troupe_test::live_heap_blocks() == blocks);
+    CHECK(a.data() == bbuf);
+    CHECK(b.data() == abuf);
+    CHECK(a.capacity() == 64);
+    CHECK(b.capacity() == 16);
+    for (std::uintptr_t i = 1; i <= 40; ++i) CHECK(id(a.pop()) == i);
+    CHECK(id(b.pop()) == 99);
+}
+
+namespace {
+// A mailbox outside any executor, with a group nobody sleeps in.
+struct lone_mailbox {
+    troupe::detail::idle_group idle{1, troupe::detail::idle_group::spinner_duty::hint};
+    copy_queue queue{16};
+    troupe::detail::mailbox mb;
+    lone_mailbox() {
+        mb.queue = &queue;
+        mb.idle = &idle;
+    }
+};
+}  // namespace
+
+TEST_CASE("a flush hands a burst to an empty mailbox by exchanging arrays") {
+    lone_mailbox box;
+    copy_queue stage{16};
+    for (std::uintptr_t i = 1; i <= 1000; ++i) stage.push(env(i));
+    envelope* const burst = stage.data();
+    envelope* const mailbox_array = box.queue.data();
+    const long blocks = troupe_test::live_heap_blocks();
+    CHECK_FALSE(troupe::detail::append_locked_and_check(box.mb, stage));
+    // The burst was not copied into a second array grown to its size: the
+    // mailbox now holds the stage's array, the stage the mailbox's old one.
+    CHECK(troupe_test::live_heap_blocks() == blocks);
+    CHECK(box.mb.queue->data() == burst);
+    CHECK(stage.data() == mailbox_array);
+    CHECK(stage.empty());
+    CHECK(box.mb.pending.load() == 1000);
+    for (std::uintptr_t i = 1; i <= 1000; ++i) CHECK(id(box.mb.queue->pop()) == i);
+}
+
+TEST_CASE("a flush into a mailbox that holds envelopes or has room appends in order") {
+    lone_mailbox box;
+    copy_queue stage{16};
+    // Room: a small flush is copied (the arrays stay where they are).
+    for (std::uintptr_t i = 1; i <= 5; ++i) stage.push(env(i));
+    envelope* const stage_array = stage.data();
+    troupe::detail::append_locked_and_check(box.mb, stage);
+    stage.clear();
+    CHECK(stage.data() == stage_array);
+    // Not empty: a large flush goes after what is queued.
+    for (std::uintptr_t i = 6; i <= 500; ++i) stage.push(env(i));
+    troupe::detail::append_locked_and_check(box.mb, stage);
+    stage.clear();
+    CHECK(box.mb.pending.load() == 500);
+    for (std::uintptr_t i = 1; i <= 500; ++i) CHECK(id(box.mb.queue->pop()) == i);
+}
+
+TEST_CASE("a burst cache keeps arrays up to its budget and hands out the largest") {
+    using troupe::detail::burst_cache;
+    constexpr std::uint32_t keep = troupe::defaults::actors::copy_queue_retain_max;
+    const long blocks = troupe_test::live_heap_blocks();
+    {
+        burst_cache c;
+        auto array = [](std::uint32_t n) {
+            return static_cast<envelope*>(::operator new(sizeof(envelope) * n));
+        };
+        envelope* small = array(2 * keep);
+        envelope* large = array(8 * keep);
+        c.give(small, 2 * keep);
+        c.give(large, 8 * keep);
+        CHECK(c.bytes() == sizeof(envelope) * 10 * keep);
+        std::uint32_t got = 0;
+        CHECK(c.take(16 * keep, got) == nullptr);  // none large enough
+        CHECK(c.take(2 * keep, got) == large);     // the largest, not the best fit
+        CHECK(got == 8 * keep);
+        ::operator delete(large);
+        // Beyond the budget an array is freed, not kept.
+        const std::uint32_t huge = static_cast<std::uint32_t>(
+            troupe::defaults::actors::burst_cache_bytes / sizeof(envelope));
+        c.give(array(huge), huge);
+        CHECK(c.bytes() == sizeof(envelope) * 2 * keep);
+    }  // the cache frees what it holds
+    CHECK(troupe_test::live_heap_blocks() == blocks);
 }

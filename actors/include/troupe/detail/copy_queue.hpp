@@ -8,6 +8,7 @@
 // workload's size.
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "troupe/actor_defaults.hpp"
 #include "troupe/allocation.hpp"
@@ -39,6 +40,44 @@ struct envelope {
 #endif
 };
 
+/// Arrays of envelopes larger than `copy_queue_retain_max` that a worker
+/// keeps for the next burst (one per worker, used by its thread only): a
+/// queue cut back after a burst gives its array here, a queue growing past
+/// the retained maximum on that worker takes one from here first. Holds at
+/// most `burst_cache_bytes` (and 32 arrays); what does not fit is freed.
+class burst_cache {
+public:
+    burst_cache() = default;
+    ~burst_cache();
+    burst_cache(const burst_cache&) = delete;
+    burst_cache& operator=(const burst_cache&) = delete;
+
+    /// Keeps `buf` (capacity `n` envelopes) or frees it. Never throws.
+    void give(envelope* buf, std::uint32_t n) noexcept;
+    /// The largest kept array, if it holds at least `n` envelopes (its
+    /// capacity in `got`), else nullptr. Largest: a queue growing past the
+    /// retained maximum is usually the start of a burst like the last one,
+    /// so it jumps to that size in one copy instead of doubling through
+    /// the cached sizes.
+    envelope* take(std::uint32_t n, std::uint32_t& got) noexcept;
+    /// Bytes held now (for tests and statistics).
+    std::size_t bytes() const noexcept { return bytes_; }
+
+private:
+    static constexpr std::size_t max_arrays = 32;
+    struct entry {
+        envelope* buf;
+        std::uint32_t n;
+    };
+    entry arrays_[max_arrays]{};
+    std::size_t count_ = 0;
+    std::size_t bytes_ = 0;
+};
+
+/// The burst cache of the worker running on this thread, or nullptr (an
+/// outside thread: arrays come from and go to the allocator).
+burst_cache* current_burst_cache() noexcept;
+
 /// A growable array used in gulp fashion: pushes append; once consumption
 /// starts the array is drained completely before the next push, after
 /// which both indexes reset to zero. Not synchronised: a mailbox guards it
@@ -62,6 +101,17 @@ public:
 
     /// Appends `n` envelopes in order.
     void append(const envelope* e, std::uint32_t n);
+
+    /// Exchanges the contents and arrays of two queues (no copy, no
+    /// allocation).
+    void swap(copy_queue& other) noexcept {
+        std::swap(buf_, other.buf_);
+        std::swap(count_, other.count_);
+        std::swap(next_, other.next_);
+        std::swap(capacity_, other.capacity_);
+        std::swap(window_peak_, other.window_peak_);
+        std::swap(window_gulps_, other.window_gulps_);
+    }
 
     /// Forgets the contents (a staging buffer after its flush).
     void clear() noexcept { next_ = count_ = 0; }
@@ -95,14 +145,24 @@ public:
     std::uint32_t capacity() const noexcept { return capacity_; }
 
     /// Called on an empty queue after a gulp of `used` envelopes was
-    /// processed. Tracks the peak use over a window of gulps and halves the
-    /// array when that peak stayed below half of it, so a burst does not pin
-    /// memory forever while a steady load never reallocates.
+    /// processed. An array larger than `copy_queue_retain_max` is cut back
+    /// at once to `copy_queue_min_capacity` (a burst is not kept: nothing
+    /// says it comes again, and every queue it passed through would keep a
+    /// copy; on a worker the array goes to its burst cache). Below that, tracks
+    /// the peak use over a window of gulps and halves the array when that
+    /// peak stayed below half of it, so a steady load never reallocates.
+    /// If the smaller array cannot be allocated the queue keeps its own.
     void reclaim(std::uint32_t used) noexcept {
+        if (capacity_ > defaults::actors::copy_queue_retain_max) [[unlikely]] {
+            cut_back();
+            window_gulps_ = 0;
+            window_peak_ = 0;
+            return;
+        }
         if (used > window_peak_) window_peak_ = used;
         if (++window_gulps_ < defaults::actors::copy_queue_reclaim_window) return;
         if (window_peak_ * 2 < capacity_ && capacity_ > defaults::actors::copy_queue_min_capacity)
-            shrink();
+            shrink_to(capacity_ / 2);
         window_gulps_ = 0;
         window_peak_ = 0;
     }
@@ -112,7 +172,8 @@ public:
 
 private:
     void grow();
-    void shrink() noexcept;
+    void shrink_to(std::uint32_t capacity) noexcept;
+    void cut_back() noexcept;
 
     envelope* buf_;
     std::uint32_t count_ = 0;  // one past the last pushed envelope

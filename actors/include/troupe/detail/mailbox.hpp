@@ -63,6 +63,31 @@ inline bool append_locked_and_check(mailbox& mb, const envelope* e, std::uint32_
     return wake;
 }
 
+/// The same for a worker's staging queue holding envelopes for `mb` (the
+/// end-of-batch flush): when `mb`'s queue is empty and too small to take
+/// them without growing, the two queues exchange arrays instead (FIFO
+/// holds: there was nothing before them). So a burst travels from stage to
+/// mailbox to gulping worker in one array, rather than being copied into
+/// a second array that grows to the burst's size as well. `staged` is left
+/// holding the mailbox's old array (empty, or unchanged on a throw).
+inline bool append_locked_and_check(mailbox& mb, copy_queue& staged) {
+    mb.lock.lock();
+    if (mb.queue->empty() && staged.size() > mb.queue->capacity()) {
+        mb.queue->swap(staged);
+    } else {
+        try {
+            mb.queue->append(staged.front(), staged.size());
+        } catch (...) {
+            mb.lock.unlock();
+            throw;
+        }
+    }
+    mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
+    const bool wake = mb.idle->any_sleeping();
+    mb.lock.unlock();
+    return wake;
+}
+
 /// Wakes the worker owning `mb` if it is parked. Called by a send that saw
 /// parked workers.
 void wake_owner(mailbox& mb) noexcept;
