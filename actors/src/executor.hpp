@@ -217,7 +217,11 @@ private:
     bool gulp(mailbox & mb) noexcept;
     void process(mailbox & mb);
     void flush_long_batch();
-    void deliver(const envelope& e);
+    // Inlined into process(), its one caller: as an out-of-line call the
+    // batch's envelope was copied with one 16-byte load straight after the
+    // behaviour's 8-byte stores of it (a self-send), which cannot be
+    // forwarded from them: static send went from 4.9 to 13 ns per message.
+    [[gnu::always_inline]] inline void deliver(const envelope& e);
     void end_actor(actor & a, allocation how);
     bool park_idle() noexcept;
     bool take(mailbox & mb);
