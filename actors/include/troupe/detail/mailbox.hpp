@@ -41,18 +41,18 @@ struct alignas(64) mailbox {
     std::uint32_t index = 0;
 };
 
-/// Appends `e[0..n)` to `mb`'s queue under its lock, keeping the invariant
-/// pending == queue->size() whenever the lock is free. Strong: a failed
-/// growth appends nothing and rethrows (the lock released). Returns whether
-/// some worker was parked, read under the lock: a worker that parks
-/// announces itself (idle_group::announce_idle), then checks its mailboxes
-/// under their locks, so either it sees these envelopes or we see its
-/// announcement; on true the caller wakes one after this returns.
-inline bool append_locked_and_check(mailbox& mb, const envelope* e, std::uint32_t n) {
+/// Runs `append(*mb.queue)` under `mb`'s lock, keeping the invariant
+/// pending == queue->size() whenever the lock is free. Strong if `append`
+/// is: a failed growth appends nothing and rethrows (the lock released).
+/// Returns whether some worker was parked, read under the lock: a worker
+/// that parks announces itself (idle_group::announce_idle), then checks its
+/// mailboxes under their locks, so either it sees these envelopes or we see
+/// its announcement; on true the caller wakes one after this returns.
+template <class Append>
+inline bool append_locked_and_check_with(mailbox& mb, Append&& append) {
     mb.lock.lock();
     try {
-        if (n == 1) mb.queue->push(*e);
-        else mb.queue->append(e, n);
+        append(*mb.queue);
     } catch (...) {
         mb.lock.unlock();
         throw;
@@ -63,6 +63,14 @@ inline bool append_locked_and_check(mailbox& mb, const envelope* e, std::uint32_
     return wake;
 }
 
+/// Appends `e[0..n)` to `mb`'s queue (append_locked_and_check_with).
+inline bool append_locked_and_check(mailbox& mb, const envelope* e, std::uint32_t n) {
+    return append_locked_and_check_with(mb, [e, n](copy_queue& q) {
+        if (n == 1) q.push(*e);
+        else q.append(e, n);
+    });
+}
+
 /// The same for a worker's staging queue holding envelopes for `mb` (the
 /// end-of-batch flush): when `mb`'s queue is empty and too small to take
 /// them without growing, the two queues exchange arrays instead (FIFO
@@ -71,21 +79,10 @@ inline bool append_locked_and_check(mailbox& mb, const envelope* e, std::uint32_
 /// a second array that grows to the burst's size as well. `staged` is left
 /// holding the mailbox's old array (empty, or unchanged on a throw).
 inline bool append_locked_and_check(mailbox& mb, copy_queue& staged) {
-    mb.lock.lock();
-    if (mb.queue->empty() && staged.size() > mb.queue->capacity()) {
-        mb.queue->swap(staged);
-    } else {
-        try {
-            mb.queue->append(staged.front(), staged.size());
-        } catch (...) {
-            mb.lock.unlock();
-            throw;
-        }
-    }
-    mb.pending.store(mb.queue->size(), std::memory_order_relaxed);
-    const bool wake = mb.idle->any_sleeping();
-    mb.lock.unlock();
-    return wake;
+    return append_locked_and_check_with(mb, [&staged](copy_queue& q) {
+        if (q.empty() && staged.size() > q.capacity()) q.swap(staged);
+        else q.append(staged.front(), staged.size());
+    });
 }
 
 /// Wakes the worker owning `mb` if it is parked. Called by a send that saw
