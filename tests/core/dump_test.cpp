@@ -308,44 +308,42 @@ void check_cycle_report(const std::string& r, int n) {
     CHECK(r.compare(r.size() - reporter.size(), reporter.size(), reporter) == 0);
 }
 
-}  // namespace
-
-TEST_CASE("checked builds report a lock-wait cycle when the wait closing it begins") {
-    if (!troupe::checked_build) return;  // release builds do not walk: the cycle would hang
+// Closes cycles of 2 and 3 threads on each processor count (thread
+// `os_index` an OS thread, -1 for none) and checks that every thread that
+// threw was reported, at least one was, and each report names the cycle;
+// `more` then looks at one run's reports as a whole.
+template <class More>
+void check_cycles_reported(int os_index, More more) {
     for (int n : {2, 3}) {
         CAPTURE(n);
-        troupe_test::on_processors([n](troupe::cluster& c) {
+        troupe_test::on_processors([&](troupe::cluster& c) {
             troupe_test::leak_check no_leaks;
             throwing_misuse_handler h;
-            const int thrown = close_cycle(c, n, -1);
+            const int thrown = close_cycle(c, n, os_index);
             const auto reports = h.reports();
             CHECK(static_cast<int>(reports.size()) == thrown);
             // At least one: of threads closing the cycle at once, each may see it.
             CHECK(thrown >= 1);
             for (const auto& r : reports) check_cycle_report(r, n);
+            more(reports);
         });
     }
 }
 
+}  // namespace
+
+TEST_CASE("checked builds report a lock-wait cycle when the wait closing it begins") {
+    if (!troupe::checked_build) return;  // release builds do not walk: the cycle would hang
+    check_cycles_reported(-1, [](const std::vector<std::string>&) {});
+}
+
 TEST_CASE("checked builds report a lock-wait cycle through an OS thread when it begins") {
     if (!troupe::checked_build) return;  // release builds do not walk: the cycle would hang
-    for (int n : {2, 3}) {
-        CAPTURE(n);
-        troupe_test::on_processors([n](troupe::cluster& c) {
-            troupe_test::leak_check no_leaks;
-            throwing_misuse_handler h;
-            const int thrown = close_cycle(c, n, 1);
-            const auto reports = h.reports();
-            CHECK(static_cast<int>(reports.size()) == thrown);
-            CHECK(thrown >= 1);
-            bool names_os = false;
-            for (const auto& r : reports) {
-                check_cycle_report(r, n);
-                names_os = names_os || has(r, "OS thread ");
-            }
-            CHECK(names_os);  // the OS thread is on every such cycle
-        });
-    }
+    check_cycles_reported(1, [](const std::vector<std::string>& reports) {
+        bool names_os = false;
+        for (const auto& r : reports) names_os = names_os || has(r, "OS thread ");
+        CHECK(names_os);  // the OS thread is on every such cycle
+    });
 }
 
 TEST_CASE("lock waits that form no cycle are never reported as one (ordered locking stress)") {
