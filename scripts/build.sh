@@ -16,8 +16,18 @@ case "$cfg" in
 esac
 # BUILD_ROOT lets parallel work use separate trees (default: build).
 dir="${BUILD_ROOT:-build}/$cfg"
+# The installed versions of the packages the build can find at configure time
+# (scripts/deps.sh --list): a package installed or upgraded after the tree
+# was configured reaches the build through a reconfigure, so a check is never
+# left configured out (e.g. the Savina CAF twins when libcaf-dev came later).
+deps_state=$(bash scripts/deps.sh --list | xargs dpkg-query -W -f='${Package} ${Version} ${Status}\n' 2>/dev/null || true)
 if [ ! -f "$dir/build.ninja" ]; then
   meson setup "$dir" "${opts[@]}" "$@" >/dev/null
+  printf '%s\n' "$deps_state" >"$dir/.troupe-deps"
+elif [ "$deps_state" != "$(cat "$dir/.troupe-deps" 2>/dev/null)" ]; then
+  echo "troupe: installed packages changed since $dir was configured: reconfiguring"
+  meson setup --reconfigure "$dir" "${opts[@]}" "$@" >/dev/null
+  printf '%s\n' "$deps_state" >"$dir/.troupe-deps"
 fi
 if [ -n "${TARGETS:-}" ]; then
   # shellcheck disable=SC2086

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages troupe needs, only those missing.
 # Usage: scripts/deps.sh [extra-package...]
+#        scripts/deps.sh --list     prints the packages a build depends on
+# The list is every package the build or the test suite can find at configure
+# time (libcaf-dev: the Savina suite's CAF twins). Both README commands
+# install all of it before configuring, so no check is configured out on a
+# fresh machine; scripts/build.sh reconfigures a build tree when this list's
+# installed versions change after it was configured.
 set -euo pipefail
-pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libhwloc-dev doctest-dev
-      libopenmpi-dev openmpi-bin libcereal-dev gdb "$@")
+build_pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libhwloc-dev doctest-dev
+            libopenmpi-dev openmpi-bin libcereal-dev libcaf-dev gdb)
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${build_pkgs[@]}"
+  exit 0
+fi
+pkgs=("${build_pkgs[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
