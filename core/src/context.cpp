@@ -428,6 +428,8 @@ context& fiber_context(fiber* f) noexcept { return *f; }
 
 void fiber_set_name(fiber* f, const char* name) noexcept {
     context_access::name(*f).store(name, std::memory_order_relaxed);
+    if (trace::on()) [[unlikely]]
+        trace::rename(f, name);
 }
 
 fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,
