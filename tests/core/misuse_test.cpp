@@ -108,7 +108,7 @@ TEST_CASE("a second join, or a join of itself, throws as std::thread's does (eve
     taker.join();
     // A thread joining its own handle would wait for itself for ever.
     troupe::thread self;
-    troupe::future<int> ready;
+    troupe::future<int> ready, tried;
     std::errc code{};
     self = troupe::thread{c, [&] {
                               (void)ready.get();
@@ -117,9 +117,12 @@ TEST_CASE("a second join, or a join of itself, throws as std::thread's does (eve
                               } catch (const std::system_error& e) {
                                   code = static_cast<std::errc>(e.code().value());
                               }
+                              tried.fulfil(1);
                           }};
     ready.fulfil(1);
-    self.join();  // the handle was left joinable by the refused self-join
+    (void)tried.get();       // (our join below empties the handle as it begins)
+    CHECK(self.joinable());  // the refused self-join left the handle as it was
+    self.join();
     CHECK(code == std::errc::resource_deadlock_would_occur);
 }
 
