@@ -252,7 +252,8 @@ def gnuplot_png(tl, out):
                                         enumerate(reversed(tl.rows))) + ")",
              "set grid xtics lc rgb '#e6e6e6'",
              "set lmargin 28",
-             "unset key"]
+             "unset key",
+             "set termoption noenhanced"]
     k = 0
     for x0, x1, y, h, fill, edge, label, tip, dy, lc in tl.rects:
         k += 1

@@ -82,11 +82,11 @@ constinit std::atomic<std::size_t> buffers_used{0};
 constinit std::atomic<bool> started{false};
 constinit std::atomic<std::uint64_t> lost_threads{0};  // kernel threads beyond max_buffers
 char trace_path[4096];
-// Events per kernel thread: 2^20 (48 MiB of address space per thread,
+// Events per kernel thread: 2^22 (192 MiB of address space per thread,
 // reserved with MAP_NORESERVE, so only what a thread records costs memory)
-// keeps several seconds of a busy processor (bench/RESULTS.md, "Execution
-// trace: a trace that survives").
-std::size_t capacity = 1u << 20;
+// keeps a few seconds of the busiest processor measured (docs/trace.md,
+// "Settings").
+std::size_t capacity = 1u << 22;
 // One write at a time (the exit writer, the flusher thread on a fatal
 // signal, the everyone-asleep report): a second one returns at once.
 constinit std::atomic<bool> writing{false};
@@ -267,7 +267,7 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
     const int saved = errno;
     // The first fatal signal writes; another one (a fault while writing, a
     // second Ctrl-C) goes straight to the default action.
-    if (!fatal_seen.exchange(true, std::memory_order_acq_rel) && on()) {
+    if (!fatal_seen.exchange(true, std::memory_order_acq_rel) && on() && flusher_running()) {
         static const char msg[] = "troupe: writing the trace before the signal takes effect\n";
         (void)!::write(2, msg, sizeof msg - 1);
         request_flush_and_wait(signal_label(sig));
@@ -303,6 +303,8 @@ void install_fatal_handlers() noexcept {
     pthread_attr_destroy(&a);
     if (!ok) return;  // no flusher: written at normal exit only
     flusher.store(true, std::memory_order_release);
+    // A forked child has no flusher thread: its handler must not wait for one.
+    pthread_atfork(nullptr, nullptr, [] { flusher.store(false, std::memory_order_relaxed); });
     for (int sig : fatal_signals) {
         struct sigaction cur {};
         if (sigaction(sig, nullptr, &cur) != 0) continue;
