@@ -114,13 +114,12 @@ void barging_lock::lock_slow(context& me) {
             continue;
         }
         if (o == &me && !woken) {
-            if constexpr (checked_build) {
-                report_misuse(describe(kind_name, name_, this) +
-                              ": locked again by the thread that holds it (not recursive: "
-                              "deadlock)");
-                return;  // the handler returned: leave the lock as it was
-            }
-            // Release build: queue behind ourselves (a deadlock, as documented).
+            // Every build (one compare, on the slow path only): queueing
+            // behind ourselves would hang for ever.
+            report_misuse(describe(kind_name, name_, this) +
+                          ": locked again by the thread that holds it (not recursive: "
+                          "deadlock)");
+            return;  // the handler returned: leave the lock as it was
         }
         // Take L from exactly w. acquire: see the queue as its last holder
         // left it (and, if we are named the owner, the critical section).
@@ -161,12 +160,12 @@ void barging_lock::unlock_slow() {
     std::uintptr_t w = word_.load(std::memory_order_relaxed);
     // Only the owner changes the owner part (and under L it is frozen, B2),
     // so this read answers "do we own it" exactly.
-    if (owner_of(w) != &this_context()) {
-        if constexpr (checked_build) {
-            report_misuse(describe(kind_name, name_, this) +
-                          (owner_of(w) ? ": unlocked by a thread that does not hold it"
-                                       : ": unlocked while not held"));
-        }
+    if (owner_of(w) != &this_context()) [[unlikely]] {
+        // Every build: the fast path's CAS expected us, so this costs the
+        // correct unlock nothing more.
+        report_misuse(describe(kind_name, name_, this) +
+                      (owner_of(w) ? ": unlocked by a thread that does not hold it"
+                                   : ": unlocked while not held"));
         return;  // never release someone else's lock
     }
     if (detail::free_or_lock_queue(word_)) release_locked();

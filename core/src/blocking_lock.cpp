@@ -156,13 +156,12 @@ void blocking_lock_base::park_until_owner(const context& me) {
 
 void blocking_lock_base::unlock_slow() {
     const context& me = this_context();
-    if (owner() != &me) {
-        if constexpr (checked_build) {
-            const bool held = owner() != nullptr;
-            report_misuse(describe(kind_, name_, this) +
-                          (held ? ": unlocked by a thread that does not hold it"
-                                : ": unlocked while not held"));
-        }
+    if (const context* o = owner(); o != &me) [[unlikely]] {
+        // Every build: the fast path's CAS expected us, so this costs the
+        // correct unlock nothing more.
+        report_misuse(
+            describe(kind_, name_, this) +
+            (o ? ": unlocked by a thread that does not hold it" : ": unlocked while not held"));
         return;  // never release someone else's lock
     }
     if (count_ > 1) {

@@ -236,7 +236,16 @@ cluster::cluster(std::size_t n)
 cluster::cluster(const cluster_options& o) : impl_(std::make_unique<detail::cluster_impl>(o)) {
     impl_->public_handle = this;
 }
-cluster::~cluster() = default;
+cluster::~cluster() {
+    if (impl_ && detail::exiting_asleep.load(std::memory_order_acquire) && impl_->live() != 0)
+        [[unlikely]] {
+        // exit() from the deadlock handler: every thread is asleep for
+        // ever, so waiting for them would hang the exit. The process is
+        // ending: leave the threads and processors (asleep) as they are.
+        detail::unregister_cluster(*impl_);
+        (void)impl_.release();
+    }
+}
 std::size_t cluster::processor_count() const noexcept { return impl_->processor_count(); }
 void cluster::set_processor_count(std::size_t n) { impl_->set_processor_count(n); }
 std::size_t cluster::live_threads() const noexcept { return impl_->live(); }

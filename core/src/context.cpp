@@ -44,7 +44,9 @@ namespace detail {
 
 namespace {
 // initial-exec: a direct %fs-relative access instead of __tls_get_addr.
-[[gnu::tls_model("initial-exec")]] thread_local os_context tls_os_context;
+// constinit: constant-initialised, so no TLS guard and no __tls_get_addr on
+// each access (this_context() sits on every lock and unlock path).
+[[gnu::tls_model("initial-exec")]] constinit thread_local os_context tls_os_context;
 // The user thread this kernel thread is running, or nullptr: set by
 // run_fiber around each switch into a fiber, so this_context() is one TLS
 // load (it sits on every lock fast path) instead of asking the processor.
@@ -428,6 +430,8 @@ context& fiber_context(fiber* f) noexcept { return *f; }
 
 void fiber_set_name(fiber* f, const char* name) noexcept {
     context_access::name(*f).store(name, std::memory_order_relaxed);
+    if (trace::on()) [[unlikely]]
+        trace::rename(f, name);
 }
 
 fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_t align,

@@ -69,7 +69,14 @@ std::vector<thread_view> snapshot_threads(registry& r) {
                 if (pin.held()) {
                     if (d->holder) {
                         v.holder = d->holder(v.resource);
+                        v.describer = d;
                         if (d->relation) v.relation = d->relation;
+                        if (v.holder == v.c) {
+                            // Handed over (a lock names its next owner
+                            // before waking it): no edge.
+                            v.holder = nullptr;
+                            v.handed = true;
+                        }
                     }
                     if (d->details) v.details = d->details(v.resource);
                 }
@@ -77,6 +84,7 @@ std::vector<thread_view> snapshot_threads(registry& r) {
             if (w.seq.load(std::memory_order_acquire) != v.seq) {
                 v.kind = nullptr;  // it moved on while we looked
                 v.holder = nullptr;
+                v.handed = false;
                 v.details.clear();
                 v.moved = true;
             }
@@ -121,6 +129,18 @@ std::vector<std::string> find_cycles(const std::vector<thread_view>& views) {
             auto from = std::find(path.begin(), path.end(), i);
             std::vector<std::size_t> cyc(from, path.end());
             std::rotate(cyc.begin(), std::min_element(cyc.begin(), cyc.end()), cyc.end());
+            // Rule: every report is true. Each thread was read at its own
+            // moment; report the cycle only if it held all at once.
+            std::vector<read_edge_record> edges;
+            edges.reserve(cyc.size());
+            for (std::size_t k : cyc) {
+                const thread_view& v = views[k];
+                edges.push_back({v.c, v.seq, v.describer, v.resource, v.holder});
+            }
+            if (!confirm_cycle(edges.data(), edges.size())) {
+                for (std::size_t k : path) colour[k] = 2;
+                continue;
+            }
             std::ostringstream os;
             os << "deadlock: " << describe_context(views[cyc[0]].c) << " waits for ";
             for (std::size_t k = 0; k < cyc.size(); ++k) {
@@ -166,6 +186,7 @@ void write_dump(registry& r, std::ostream& os) {
             write_seconds(os, std::max<std::int64_t>(0, now - v.since_ns));
             os << " on " << format_wait(v);
             if (v.holder) os << " " << v.relation << " " << describe_context(v.holder);
+            else if (v.handed) os << ", handed to it (waking)";
             if (!v.details.empty()) os << "; " << v.details;
             if (v.until_ns) {
                 os << "; until ";

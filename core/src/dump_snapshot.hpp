@@ -28,11 +28,17 @@ struct thread_view {
     std::int64_t since_ns = 0, until_ns = 0;
     const context* holder = nullptr;  // the wait-for edge
     const char* relation = "held by";
+    const wait_describer* describer = nullptr;  // what read `holder` (confirm_cycle)
+    bool handed = false;                        // the resource names it already: its wait is ending
     std::string details;
 };
 
 // Under the registry's lock.
 std::vector<thread_view> snapshot_threads(registry& r);
+// The cycles of the snapshot's wait-for graph that are still there when
+// re-read (confirm_cycle: one snapshot reads each thread at a different
+// moment, so a cycle in it alone may never have existed). Under the
+// registry's lock that `views` was taken under.
 std::vector<std::string> find_cycles(const std::vector<thread_view>& views);
 void write_dump(registry& r, std::ostream& os);
 std::string format_wait(const thread_view& v);

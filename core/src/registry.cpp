@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "troupe/detail/trace.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::detail {
@@ -210,6 +211,28 @@ bool read_edge(const context& c, walked_edge& out) noexcept {
 }
 }  // namespace
 
+bool confirm_cycle(const read_edge_record* edges, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+        const read_edge_record& e = edges[i];
+        // A self-edge: the resource was handed to its waiter, which has
+        // not left its wait record yet (or a joined thread is the joiner:
+        // refused by join). Either way nobody waits for anybody.
+        if (!e.describer || !e.describer->holder || e.to == e.from) return false;
+        if (edges[(i + 1) % n].from != e.to) return false;
+    }
+    // Every holder first, then every sequence (see registry.hpp).
+    for (std::size_t i = 0; i < n; ++i) {
+        const wait_pin pin(context_access::wait(*edges[i].from), edges[i].seq);
+        if (!pin.held() || edges[i].describer->holder(edges[i].resource) != edges[i].to)
+            return false;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (context_access::wait(*edges[i].from).seq.load(std::memory_order_acquire) !=
+            edges[i].seq)
+            return false;
+    return true;
+}
+
 std::string find_cycle_through(const context& me) {
     registry& r = the_registry();
     constexpr std::size_t max_edges = 32;  // bounded: a longer cycle is left to the dump
@@ -229,26 +252,14 @@ std::string find_cycle_through(const context& me) {
         for (std::size_t i = 1; i < n; ++i)
             if (chain[i].from == c) return {};  // a cycle that does not pass through us
     }
-    // Pass 2: each edge was read at a different moment, so re-read them:
-    // every holder first, then every sequence. A sequence unchanged since
-    // pass 1 means that thread stayed in the same wait from its pass-1 read
-    // to its pass-2 read, so at the instant between the passes every thread
-    // of the chain was waiting on its resource; and each holder re-read
-    // falls inside its holder's unbroken wait, during which that holder can
-    // neither release the resource nor lose it (only an owner releases a
-    // lock; a joined thread cannot finish while it waits). So the cycle
-    // existed, all at once, at that instant: no stale edge is reported.
-    // (Our own edges are stable anyway: we hold our locks and are about to
-    // park.)
-    for (std::size_t i = 0; i < n; ++i) {
-        const wait_pin pin(context_access::wait(*chain[i].from), chain[i].seq);
-        if (!pin.held() || chain[i].describer->holder(chain[i].e.resource) != chain[i].e.to)
-            return {};
-    }
+    // Pass 2: each edge was read at a different moment, so re-read them
+    // (confirm_cycle): no stale edge is reported. (Our own edges are stable
+    // anyway: we hold our locks and are about to park.)
+    read_edge_record recs[max_edges];
     for (std::size_t i = 0; i < n; ++i)
-        if (context_access::wait(*chain[i].from).seq.load(std::memory_order_acquire) !=
-            chain[i].seq)
-            return {};
+        recs[i] = {chain[i].from, chain[i].seq, chain[i].describer, chain[i].e.resource,
+                   chain[i].e.to};
+    if (!confirm_cycle(recs, n)) return {};
     // The dump's wording (dump.cpp, find_cycles), starting from us.
     std::ostringstream os;
     os << "deadlock: " << describe_context(&me) << " waits for ";
@@ -271,6 +282,10 @@ void set_name(const char* name) noexcept {
     detail::context_access::name(c).store(name, std::memory_order_relaxed);
     // An OS thread joins the registry now, so dumps show it by name.
     if (detail::context_access::id(c) == 0) (void)detail::begin_wait_record();
+    if (detail::trace::on()) [[unlikely]] {
+        if (c.is_user_thread()) detail::trace::rename(static_cast<detail::fiber*>(&c), name);
+        else detail::trace::name_os_thread(name);
+    }
 }
 
 }  // namespace troupe::this_thread

@@ -90,6 +90,30 @@ struct edge {
     const char* relation = "held by";
 };
 
+// One edge of a wait-for cycle as it was read (a wait record's sequence,
+// its describer and resource, and the holder read through it), for
+// confirm_cycle.
+struct read_edge_record {
+    const context* from = nullptr;
+    std::uint32_t seq = 0;
+    const wait_describer* describer = nullptr;
+    const void* resource = nullptr;
+    const context* to = nullptr;
+};
+
+// Whether the cycle `edges[0..n)` (each edge's `to` the next one's `from`,
+// the last's the first's) existed all at once: re-reads every holder
+// through its waiter's pinned record, then every waiter's sequence. Each
+// sequence unchanged since it was first read means that thread stayed in
+// the same wait throughout; each holder re-read falls inside its holder's
+// unbroken wait, during which that holder can neither release the resource
+// nor lose it (only an owner releases a lock; a joined thread cannot
+// finish while it waits). So, at the instant between the holder re-reads
+// and the sequence re-reads, every edge held: a true deadlock. A self-edge
+// (a lock handed to its waiter before it left its wait record) is never
+// one. Under the registry's lock, for registered contexts only. Nothrow.
+bool confirm_cycle(const read_edge_record* edges, std::size_t n) noexcept;
+
 // The wait-for cycle that the wait `me` has just recorded closes, as a
 // report in the dump's wording ("deadlock: thread 7 waits for ..."), or
 // empty if none. Checked builds call it when a lock wait begins. Takes the
@@ -105,6 +129,10 @@ void note_idle_sleep() noexcept;
 // Installs the TROUPE_DUMP_SIGNAL handler and reads TROUPE_DEADLOCK, once
 // (with the first cluster).
 void watch_init_once() noexcept;
+// True while the deadlock handler runs after an everyone-asleep report:
+// if it calls exit(), a cluster's destructor does not wait for its threads
+// (they are asleep for ever) and leaves its processors as they are.
+extern std::atomic<bool> exiting_asleep;
 // Counts the watch thread (and the timer thread) as troupe's own.
 std::size_t internal_thread_count() noexcept;
 

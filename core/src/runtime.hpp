@@ -91,7 +91,7 @@ struct fiber : context {
 inline context* const done_marker = reinterpret_cast<context*>(std::uintptr_t{1});
 
 struct os_context : context {
-    os_context() noexcept : context(kind::os_thread) {}
+    constexpr os_context() noexcept : context(kind::os_thread) {}
     // Adaptive park spin (touched only by this OS thread): recent polls a
     // wake took, and how often a full-length probe runs while spinning
     // does not pay.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "registry.hpp"
@@ -66,7 +67,22 @@ std::exception_ptr wait_and_release(fiber* f) noexcept {
 }
 }  // namespace
 
-void fiber_join(fiber* f) {
+void throw_join_error(bool self) {
+    if (self)
+        throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+                                "troupe::thread::join: a thread cannot join itself");
+    throw std::system_error(std::make_error_code(std::errc::invalid_argument),
+                            "troupe::thread::join: the handle is not joinable (joined already, "
+                            "moved from, or empty)");
+}
+
+void fiber_join(fiber*& slot) {
+    fiber* f = slot;
+    // It would wait for itself for ever (a one-thread cycle, which the
+    // deadlock walk does not report: see confirm_cycle).
+    if (f == current_fiber()) [[unlikely]]
+        throw_join_error(true);
+    slot = nullptr;
     if (auto e = wait_and_release(f)) std::rethrow_exception(e);
 }
 

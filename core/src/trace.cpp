@@ -12,6 +12,7 @@
 // records while the file is written cannot tear an event.
 #include "troupe/detail/trace.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,13 +36,25 @@
 #include <utility>
 #include <vector>
 
+#include "troupe/detail/futex.hpp"
+
 namespace troupe::detail::trace {
 
 constinit std::atomic<bool> recording{false};
 
 namespace {
 
-enum class kind : std::uint8_t { run, spawn, unpark, steal, os_park, idle, batch, mailbox_steal };
+enum class kind : std::uint8_t {
+    run,
+    spawn,
+    unpark,
+    steal,
+    os_park,
+    idle,
+    batch,
+    mailbox_steal,
+    rename
+};
 
 // One event: six words. w0 = kind | flag << 8 | aux << 32.
 struct event {
@@ -68,7 +82,15 @@ constinit std::atomic<std::size_t> buffers_used{0};
 constinit std::atomic<bool> started{false};
 constinit std::atomic<std::uint64_t> lost_threads{0};  // kernel threads beyond max_buffers
 char trace_path[4096];
-std::size_t capacity = 1u << 16;
+// Events per kernel thread: 2^22 (192 MiB of address space per thread,
+// reserved with MAP_NORESERVE, so only what a thread records costs memory)
+// keeps a few seconds of the busiest processor measured (docs/trace.md,
+// "Settings").
+std::size_t capacity = 1u << 22;
+// One write at a time (the exit writer, the flusher thread on a fatal
+// signal, the everyone-asleep report): a second one returns at once.
+constinit std::atomic<bool> writing{false};
+constinit std::atomic<bool> written{false};  // a write finished since recording stopped
 // The clock (see now()): whether it is the TSC, and one reading of both
 // clocks at start, to convert TSC ticks to nanoseconds when writing.
 constinit std::atomic<bool> use_tsc{false};
@@ -104,14 +126,25 @@ long this_os_tid() noexcept { return static_cast<long>(::syscall(SYS_gettid)); }
 // every test by design). nullptr if none can be had.
 [[gnu::noinline]] buffer* make_buffer() noexcept {
     if (tls_refused) return nullptr;
-    const std::size_t bytes = sizeof(buffer) + 64 + capacity * sizeof(event);
-    void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // Address space only: pages are backed as the ring fills (a thread that
+    // records little costs little). If the reservation fails (a strict
+    // overcommit policy), try smaller rings before giving up.
+    std::size_t cap = capacity;
+    std::size_t bytes = 0;
+    void* mem = MAP_FAILED;
+    for (; cap >= 1024; cap /= 4) {
+        bytes = sizeof(buffer) + 64 + cap * sizeof(event);
+        mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (mem != MAP_FAILED) break;
+    }
     if (mem == MAP_FAILED) {
         tls_refused = true;
+        lost_threads.fetch_add(1, std::memory_order_relaxed);
         return nullptr;
     }
     auto* b = ::new (mem) buffer;
-    b->mask = capacity - 1;
+    b->mask = cap - 1;
     b->os_tid = this_os_tid();
     b->ring = reinterpret_cast<event*>(
         (reinterpret_cast<std::uintptr_t>(static_cast<char*>(mem) + sizeof(buffer)) + 63) &
@@ -161,7 +194,130 @@ void append(kind k, std::uint8_t flag, std::uint32_t aux, std::uint64_t t0, std:
 std::uint64_t as_word(const char* p) noexcept { return reinterpret_cast<std::uintptr_t>(p); }
 
 void write_at_exit() noexcept {
+    // Already written by the everyone-asleep report or a fatal signal, and
+    // nothing recorded since (recording stopped then).
+    if (written.load(std::memory_order_acquire) && !on()) return;
     if (trace_path[0]) (void)write(trace_path);
+}
+
+// ------------------------------------------------ writing on fatal signals
+//
+// A fatal signal (SIGTERM, SIGINT, SIGSEGV, SIGABRT from abort(), ...) is
+// handled only where the program left it at its default action. The
+// handler does nothing that is not async-signal-safe: it asks the flusher
+// thread (started with the recording, all signals blocked) to write the
+// file, with an atomic store and a futex wake, waits for it with a futex
+// wait bounded by flush_limit (best effort: a thread that held the heap's
+// lock when it faulted would stall the writer), then restores the default
+// action and lets the signal take its course.
+
+// 0 idle, 1 write requested, 2 written (or given up).
+constinit std::atomic<std::uint32_t> flush_state{0};
+constinit std::atomic<bool> flusher{false};
+constinit std::atomic<const char*> flush_reason{nullptr};
+constinit std::atomic<bool> fatal_seen{false};
+constexpr auto flush_limit = std::chrono::seconds(10);
+
+void* flusher_main(void*) {
+    for (;;) {
+        const std::uint32_t v = flush_state.load(std::memory_order_acquire);
+        if (v != 1) {
+            futex_wait(flush_state, v);
+            continue;
+        }
+        if (on()) (void)write(trace_path, flush_reason.load(std::memory_order_relaxed));
+        flush_state.store(2, std::memory_order_release);
+        futex_wake(flush_state, 64);
+    }
+    return nullptr;
+}
+
+const int fatal_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
+                             SIGBUS,  SIGFPE, SIGILL, SIGABRT};
+
+const char* signal_label(int sig) noexcept {
+    switch (sig) {
+    case SIGTERM: return "signal SIGTERM";
+    case SIGINT: return "signal SIGINT";
+    case SIGHUP: return "signal SIGHUP";
+    case SIGQUIT: return "signal SIGQUIT";
+    case SIGSEGV: return "signal SIGSEGV";
+    case SIGBUS: return "signal SIGBUS";
+    case SIGFPE: return "signal SIGFPE";
+    case SIGILL: return "signal SIGILL";
+    case SIGABRT: return "abort (SIGABRT)";
+    default: return "a fatal signal";
+    }
+}
+
+// Asks the flusher for a write and waits for it (bounded). Async-signal-safe.
+void request_flush_and_wait(const char* why) noexcept {
+    std::uint32_t idle = 0;
+    flush_reason.store(why, std::memory_order_relaxed);
+    if (flush_state.compare_exchange_strong(idle, 1, std::memory_order_acq_rel))
+        futex_wake(flush_state);
+    const auto deadline = std::chrono::steady_clock::now() + flush_limit;
+    for (std::uint32_t v = flush_state.load(std::memory_order_acquire);
+         v != 2 && std::chrono::steady_clock::now() < deadline;
+         v = flush_state.load(std::memory_order_acquire))
+        futex_wait_until(flush_state, v, deadline);
+}
+
+void on_fatal_signal(int sig, siginfo_t* info, void*) {
+    const int saved = errno;
+    // The first fatal signal writes; another one (a fault while writing, a
+    // second Ctrl-C) goes straight to the default action.
+    if (!fatal_seen.exchange(true, std::memory_order_acq_rel) && on() && flusher_running()) {
+        static const char msg[] = "troupe: writing the trace before the signal takes effect\n";
+        (void)!::write(2, msg, sizeof msg - 1);
+        request_flush_and_wait(signal_label(sig));
+    }
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, nullptr);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    // A fault (si_code > 0: raised by the hardware) happens again when the
+    // handler returns, now with the default action; a sent signal is
+    // raised again.
+    if (!info || info->si_code <= 0 || sig == SIGABRT || sig == SIGTERM || sig == SIGINT ||
+        sig == SIGHUP || sig == SIGQUIT)
+        ::raise(sig);
+    errno = saved;
+}
+
+void install_fatal_handlers() noexcept {
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const bool ok = pthread_create(&t, &a, &flusher_main, nullptr) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&a);
+    if (!ok) return;  // no flusher: written at normal exit only
+    flusher.store(true, std::memory_order_release);
+    // A forked child has no flusher thread: its handler must not wait for one.
+    pthread_atfork(nullptr, nullptr, [] { flusher.store(false, std::memory_order_relaxed); });
+    for (int sig : fatal_signals) {
+        struct sigaction cur {};
+        if (sigaction(sig, nullptr, &cur) != 0) continue;
+        // Only where the program left the default action (a program's own
+        // handler, or an ignored SIGINT under nohup, stays as it is).
+        if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler != SIG_DFL) continue;
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction) continue;
+        struct sigaction sa {};
+        sa.sa_sigaction = &on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigaction(sig, &sa, nullptr);
+    }
 }
 
 struct load_time_start {
@@ -211,7 +367,15 @@ void start_if_requested() noexcept {
     // finished construction later is destroyed (their processors joined).
     std::atexit(&write_at_exit);
     recording.store(true, std::memory_order_seq_cst);
+    install_fatal_handlers();
 }
+
+void flush_now(const char* why) noexcept {
+    if (!on() || !trace_path[0]) return;
+    (void)write(trace_path, why);
+}
+
+bool flusher_running() noexcept { return flusher.load(std::memory_order_acquire); }
 
 void set_park_reason(const char* reason) noexcept {
     if (buffer* b = this_buffer()) b->park_reason = reason;
@@ -293,6 +457,23 @@ void batch_end(std::size_t mailbox, std::uint32_t messages, std::uint64_t t0,
 
 void batches_idle() noexcept {
     if (buffer* b = tls_buffer; b && b->run_t0) close_run(*b);
+}
+
+void rename(const void* fiber, const char* name) noexcept {
+    if (!on() || !name) return;
+    std::uint64_t words[2] = {0, 0};
+    std::memcpy(words, name, ::strnlen(name, sizeof words));
+    const std::uint64_t t = now();
+    append(kind::rename, 1, 0, t, t, fiber, words[0], words[1]);
+}
+
+void name_os_thread(const char* name) noexcept {
+    if (!on() || !name) return;
+    buffer* b = this_buffer();
+    if (!b) return;
+    b->labelled.store(false, std::memory_order_relaxed);
+    std::snprintf(b->label, sizeof b->label, "%s (OS thread %ld)", name, b->os_tid);
+    b->labelled.store(true, std::memory_order_release);
 }
 
 void mailbox_steal(std::size_t mailbox, std::size_t victim) noexcept {
@@ -396,7 +577,14 @@ std::vector<item> collect(std::uint64_t& dropped,
 
 }  // namespace
 
-bool write(const char* path) noexcept {
+bool write(const char* path, const char* ended_by) noexcept {
+    if (writing.exchange(true, std::memory_order_acq_rel)) return false;  // one at a time
+    struct done {
+        ~done() {
+            written.store(true, std::memory_order_release);
+            writing.store(false, std::memory_order_release);
+        }
+    } release_writer;
     // Stop first: a thread still appending finishes its event, and the
     // collection below drops whatever it overwrote meanwhile.
     recording.store(false, std::memory_order_seq_cst);
@@ -436,18 +624,23 @@ bool write(const char* path) noexcept {
             if (fresh) thread_name.push_back("thread " + std::to_string(it->second));
             return it->second;
         };
+        auto name_from = [](const event& e, std::uint64_t id) {
+            char copy[17] = {};
+            std::memcpy(copy, &e.a, 8);
+            std::memcpy(copy + 8, &e.b, 8);
+            return std::string(copy) + " (" + std::to_string(id) + ")";
+        };
         for (std::size_t i = 0; i < all.size(); ++i) {
             const event& e = all[i].e;
-            if (kind_of(e) == kind::spawn) {
+            if (kind_of(e) == kind::rename) {
+                // The name holds for the whole life (its earlier slices too).
+                const std::uint64_t id = id_for(e.subject);
+                thread_name[id] = name_from(e, id);
+            } else if (kind_of(e) == kind::spawn) {
                 const std::uint64_t id = thread_name.size();
                 live_id[e.subject] = id;
                 std::string name = "thread " + std::to_string(id);
-                if (flag_of(e)) {
-                    char copy[17] = {};
-                    std::memcpy(copy, &e.a, 8);
-                    std::memcpy(copy + 8, &e.b, 8);
-                    name = std::string(copy) + " (" + std::to_string(id) + ")";
-                }
+                if (flag_of(e)) name = name_from(e, id);
                 thread_name.push_back(name);
                 id_of[i] = id;
             } else if (kind_of(e) == kind::run || kind_of(e) == kind::unpark ||
@@ -499,11 +692,18 @@ bool write(const char* path) noexcept {
             return false;
         }
         auto us = [origin](std::uint64_t t) { return static_cast<double>(t - origin) / 1000.0; };
+        const std::uint64_t lost = lost_threads.load(std::memory_order_relaxed);
         std::fprintf(out,
                      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"troupe\","
                      "\"dropped_events\":%" PRIu64 ",\"lost_threads\":%" PRIu64
-                     ",\"buffer_events\":%zu},\n\"traceEvents\":[\n",
-                     dropped, lost_threads.load(std::memory_order_relaxed), capacity);
+                     ",\"buffer_events\":%zu,\"ended_by\":\"%s\"},\n\"traceEvents\":[\n",
+                     dropped, lost, capacity, ended_by ? json_escape(ended_by).c_str() : "exit");
+        if (dropped || lost)
+            std::fprintf(stderr,
+                         "troupe: trace %s: %" PRIu64
+                         " event(s) dropped (each kernel thread keeps its last %zu; raise "
+                         "TROUPE_TRACE_EVENTS), %" PRIu64 " thread(s) not recorded\n",
+                         path, dropped, capacity, lost);
         std::fprintf(out,
                      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%ld,\"args\":{\"name\":"
                      "\"troupe\"}}",
@@ -599,6 +799,7 @@ bool write(const char* path) noexcept {
                                  aux_of(e), where);
                 break;
             }
+            case kind::rename: break;  // applied to the thread's name above
             case kind::mailbox_steal:
                 std::fprintf(out,
                              ",\n{\"name\":\"steal mailbox\",\"cat\":\"actor\",\"ph\":\"i\","

@@ -23,9 +23,12 @@
 #include "dump_snapshot.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/dump.hpp"
 
 namespace troupe::detail {
+
+constinit std::atomic<bool> exiting_asleep{false};
 
 namespace {
 enum : std::uint32_t { want_dump = 1, want_check = 2 };
@@ -103,6 +106,7 @@ look take_look() noexcept {
     registry& r = the_registry();
     std::size_t accounted = 1;  // this thread
     if (timer_thread_started()) ++accounted;
+    if (trace::flusher_running()) ++accounted;
     std::size_t waiting = 0;
     {
         std::lock_guard g{r.lock};
@@ -145,8 +149,14 @@ void report_everyone_asleep() {
     os << "troupe: all threads are asleep - deadlock!\n\n";
     dump(os);
     const std::string text = os.str();
+    // The trace now: the program aborts next, hangs, or its handler exits.
+    trace::flush_now("everyone asleep");
     if (deadlock_handler h = handler.load(std::memory_order_acquire)) {
+        // A handler may call exit(): static destructors then must not wait
+        // for the threads that are asleep for ever (~cluster_impl).
+        exiting_asleep.store(true, std::memory_order_release);
         h(text);
+        exiting_asleep.store(false, std::memory_order_release);
         return;
     }
     std::fputs(text.c_str(), stderr);

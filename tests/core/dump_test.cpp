@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "scale.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/condition_variable.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/future.hpp"
 #include "troupe/semaphore.hpp"
@@ -384,6 +386,69 @@ TEST_CASE("lock waits that form no cycle are never reported as one (ordered lock
     });
 }
 
+TEST_CASE("threads taking two locks in one order are never reported as a deadlock") {
+    // Three threads each take a then b, over and over: no deadlock is
+    // possible. A lock hands itself to its next waiter before that waiter
+    // leaves its wait record, and one snapshot reads each thread at a
+    // different moment: a walk that trusted either would report cycles
+    // here ("waits for blocking_lock 'a' held by" itself, or a and b held
+    // crosswise). Every call of deadlock_cycles() and every dump must say
+    // nothing; OS threads (futex wakes: the widest hand-off window) and
+    // user threads on two processors.
+    for (bool os : {true, false}) {
+        CAPTURE(os);
+        troupe_test::on_processors(
+            [os](troupe::cluster& c) {
+                troupe_test::leak_check no_leaks;
+                troupe::blocking_lock a{"a"}, b{"b"};
+                std::atomic<bool> stop{false};
+                std::atomic<long> rounds{0};
+                auto body = [&] {
+                    while (!stop.load(std::memory_order_relaxed)) {
+                        std::lock_guard ga{a};
+                        std::lock_guard gb{b};
+                        rounds.fetch_add(1, std::memory_order_relaxed);
+                    }
+                };
+                std::vector<std::thread> oss;
+                std::vector<troupe::thread> users;
+                for (int i = 0; i < 3; ++i) {
+                    if (os) oss.emplace_back(body);
+                    else users.emplace_back(c, body);
+                }
+                // Bounded in calls; at least `calls` of them, and on until the
+                // lockers have taken the pair `min_rounds` times (so the
+                // calls overlap their hand-offs), at most 20 times as many.
+                const int calls = troupe_test::scaled(3000);
+                const long min_rounds = troupe_test::scaled(30000L);
+                int false_cycles = 0, false_dumps = 0, made = 0;
+                std::string example;
+                for (int i = 0; (i < calls || rounds.load() < min_rounds) && i < 20 * calls;
+                     ++i, ++made) {
+                    const auto cycles = troupe::deadlock_cycles();
+                    if (!cycles.empty()) {
+                        ++false_cycles;
+                        example = cycles.front();
+                    }
+                    const std::string d = dump_now();
+                    if (has(d, "\ndeadlock: ")) {
+                        ++false_dumps;
+                        example = d;
+                    }
+                }
+                stop.store(true);
+                for (auto& t : oss) t.join();
+                for (auto& t : users) t.join();
+                INFO(example);
+                CAPTURE(made);
+                CHECK(rounds.load() > 0);
+                CHECK(false_cycles == 0);
+                CHECK(false_dumps == 0);
+            },
+            {2});
+    }
+}
+
 // ------------------------------------------------------------ child processes
 
 namespace {
@@ -415,7 +480,9 @@ child_result run_child(const std::vector<std::string>& argv_s, const std::vector
     std::vector<std::string> envs;
     for (char** e = environ; *e; ++e) {
         const std::string v = *e;
-        if (v.rfind("TROUPE_DEADLOCK=", 0) == 0 || v.rfind("TROUPE_DUMP_SIGNAL=", 0) == 0) continue;
+        if (v.rfind("TROUPE_DEADLOCK=", 0) == 0 || v.rfind("TROUPE_DUMP_SIGNAL=", 0) == 0 ||
+            v.rfind("TROUPE_TRACE", 0) == 0)
+            continue;
         envs.push_back(v);
     }
     for (const auto& e : env) envs.push_back(e);
@@ -624,4 +691,134 @@ TEST_CASE("gdb: info troupe-threads and troupe-bt") {
     CHECK(has(r.out, "'gate-waiter': waiting on semaphore 'gate'"));
     // The backtrace of thread 1 runs through the lock's slow path.
     CHECK(has(r.out, "lock_slow"));
+}
+
+// ------------------------------------------------ the trace survives the end
+
+namespace {
+
+// A trace file path for one child, removed when done.
+struct trace_file {
+    std::string path;
+    trace_file() {
+        static int n = 0;
+        path = "/tmp/troupe-dump-test-" + std::to_string(::getpid()) + "-" + std::to_string(++n) +
+               ".json";
+        std::remove(path.c_str());
+    }
+    ~trace_file() { std::remove(path.c_str()); }
+    std::string text() const {
+        std::ifstream f(path);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return ss.str();
+    }
+};
+
+// A complete file: the writer ends it with "]}".
+bool complete(const std::string& json) {
+    return json.rfind("{\"displayTimeUnit\"", 0) == 0 && json.size() > 4 &&
+           json.compare(json.size() - 3, 3, "]}\n") == 0;
+}
+
+}  // namespace
+
+#if !defined(__SANITIZE_THREAD__)
+TEST_CASE(
+    "trace: written at the everyone-asleep report; exit() from the handler ends the program") {
+    if (!troupe::detail::trace::built_in) return;  // -Dtrace=false
+    trace_file t;
+    const child_result r = run_mode("asleep-exit", {"TROUPE_TRACE=" + t.path});
+    REQUIRE_FALSE(r.timed_out);  // exit() from the handler did not hang
+    INFO(r.err);
+    CHECK(has(r.out, "handler"));
+    CHECK(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 3);
+    const std::string json = t.text();
+    INFO(json.substr(0, 2000));
+    CHECK(complete(json));
+    CHECK(has(json, "\"ended_by\":\"everyone asleep\""));
+    // this_thread::set_name reaches the trace: the user thread's slices,
+    // and the OS thread's track.
+    CHECK(has(json, "\"name\":\"renamed-in ("));
+    CHECK(has(json, "\"name\":\"main (OS thread "));
+}
+#endif
+
+TEST_CASE("trace: written when SIGTERM ends the program, which still dies of SIGTERM") {
+    if (!troupe::detail::trace::built_in) return;
+    const char* prog = std::getenv("TROUPE_HANG_PROGRAM");
+    REQUIRE(prog != nullptr);
+    trace_file t;
+    bool signalled = false;
+    const child_result r = run_child({prog, "traced-term"}, {"TROUPE_TRACE=" + t.path},
+                                     [&](pid_t pid, const child_result& so_far) {
+                                         if (!signalled && has(so_far.out, "ready\n")) {
+                                             ::kill(pid, SIGTERM);
+                                             signalled = true;
+                                         }
+                                         return false;
+                                     });
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.err);
+    CHECK(signalled);
+    CHECK(WIFSIGNALED(r.status));
+    if (WIFSIGNALED(r.status)) CHECK(WTERMSIG(r.status) == SIGTERM);
+    const std::string json = t.text();
+    CHECK(complete(json));
+    CHECK(has(json, "\"ended_by\":\"signal SIGTERM\""));
+    CHECK(has(json, "\"name\":\"turn-taker ("));
+    CHECK(has(r.err, "troupe: writing the trace"));
+}
+
+TEST_CASE("trace: written when the program aborts or faults, which still ends that way") {
+    if (!troupe::detail::trace::built_in) return;
+    struct how {
+        const char* mode;
+        int sig;
+        const char* ended_by;
+    };
+    std::vector<how> cases = {{"traced-abort", SIGABRT, "abort (SIGABRT)"}};
+    // (The sanitizers catch the fault themselves: troupe leaves a handler
+    // it did not install alone.)
+    if (!troupe_test::sanitized) cases.push_back({"traced-segv", SIGSEGV, "signal SIGSEGV"});
+    for (const how& h : cases) {
+        CAPTURE(h.mode);
+        trace_file t;
+        const child_result r = run_mode(h.mode, {"TROUPE_TRACE=" + t.path});
+        REQUIRE_FALSE(r.timed_out);
+        INFO(r.err);
+        CHECK(WIFSIGNALED(r.status));
+        if (WIFSIGNALED(r.status)) CHECK(WTERMSIG(r.status) == h.sig);
+        const std::string json = t.text();
+        CHECK(complete(json));
+        CHECK(has(json, std::string("\"ended_by\":\"") + h.ended_by + "\""));
+        CHECK(has(json, "\"name\":\"turn-taker ("));
+    }
+}
+
+TEST_CASE("trace: dropped events are counted in the file and said on stderr") {
+    if (!troupe::detail::trace::built_in) return;
+    trace_file t;
+    const child_result r =
+        run_mode("traced-busy", {"TROUPE_TRACE=" + t.path, "TROUPE_TRACE_EVENTS=1024"});
+    REQUIRE_FALSE(r.timed_out);
+    INFO(r.err);
+    CHECK(WIFEXITED(r.status));
+    const std::string json = t.text();
+    CHECK(complete(json));
+    CHECK(has(json, "\"ended_by\":\"exit\""));
+    CHECK(has(json, "\"buffer_events\":1024"));
+    CHECK(has(r.err, "event(s) dropped"));
+    const auto at = json.find("\"dropped_events\":");
+    REQUIRE(at != std::string::npos);
+    const long dropped = std::atol(json.c_str() + at + 17);
+    CHECK(dropped > 0);
+    CHECK(has(r.err, std::to_string(dropped) + " event(s) dropped"));
+    // Without a limit (the default ring) the same run drops nothing.
+    trace_file whole;
+    const child_result all = run_mode("traced-busy", {"TROUPE_TRACE=" + whole.path});
+    REQUIRE_FALSE(all.timed_out);
+    CHECK(has(whole.text(), "\"dropped_events\":0,"));
+    CHECK_FALSE(has(all.err, "dropped"));
 }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -146,6 +147,73 @@ std::atomic<int> misuse_said{0};
     std::_Exit(0);
 }
 
+// As everyone_asleep, with a deadlock handler that calls exit(3): the exit
+// must end the program (not wait for the threads asleep for ever), and a
+// trace (TROUPE_TRACE) must be written. The user thread names itself, so
+// the trace shows that name.
+[[noreturn]] void asleep_then_exit() {
+    static troupe::semaphore never{0, "never"};
+    static troupe::future<int> result;
+    troupe::set_deadlock_handler([](std::string_view) {
+        say("handler\n");
+        std::exit(3);
+    });
+    new troupe::thread([] {
+        troupe::this_thread::set_name("renamed-in");
+        troupe::this_thread::yield();
+        never.acquire();
+        result.fulfil(1);
+    });
+    troupe::this_thread::set_name("main");
+    result.get();
+    say("woke up\n");
+    std::_Exit(0);
+}
+
+// User threads taking turns on a lock (so the trace has events) until the
+// program ends the way `how` names: "term" (waits for SIGTERM from the
+// parent), "segv" (a user thread faults), "abort" (std::abort), "busy"
+// (returns from main normally after many rounds: for the drop count).
+[[noreturn]] void traced_then(const std::string& how) {
+    static troupe::blocking_lock l{"turns"};
+    static std::atomic<long> rounds{0};
+    static std::atomic<bool> stop{false};
+    troupe::thread_attributes a;
+    a.name = "turn-taker";
+    for (int i = 0; i < 2; ++i)
+        new troupe::thread(a, [] {
+            while (!stop.load()) {
+                {
+                    std::lock_guard g{l};
+                    rounds.fetch_add(1);
+                }
+                troupe::this_thread::yield();
+            }
+        });
+    while (rounds.load() < 20000) std::this_thread::yield();
+    if (how == "term") {
+        say("ready\n");
+        char c;
+        for (;;) {
+            pollfd p{0, POLLIN, 0};
+            if (::poll(&p, 1, 20) > 0 && ::read(0, &c, 1) <= 0) break;
+        }
+        std::_Exit(0);  // stdin closed without a signal: the test fails
+    }
+    if (how == "segv") {
+        troupe::thread_attributes f;
+        f.name = "faulting";
+        new troupe::thread(f, [] {
+            volatile int* nowhere = nullptr;
+            *nowhere = 1;
+        });
+        for (;;) std::this_thread::yield();
+    }
+    if (how == "abort") std::abort();
+    stop.store(true);
+    std::exit(0);  // the leaked threads finish; the cluster waits for them
+}
+
 // As above, but a timer (a sleeping user thread) releases the semaphore:
 // nothing must be reported.
 [[noreturn]] void asleep_with_timer() {
@@ -242,7 +310,7 @@ int main(int argc, char** argv) {
         sigaddset(&usr1, SIGUSR1);
         pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
     }
-    if (mode != "relock" && mode != "asleep")
+    if (mode != "relock" && mode != "asleep" && mode.rfind("traced-", 0) != 0)
         troupe::set_misuse_handler([](std::string_view m) {
             say("misuse: " + std::string(m) + "\n");
             misuse_said.fetch_add(1);
@@ -258,6 +326,8 @@ int main(int argc, char** argv) {
     if (mode == "signal") parked(false);
     if (mode == "gdb") parked(true);
     if (mode == "relock") relock();
+    if (mode == "asleep-exit") asleep_then_exit();
+    if (mode.rfind("traced-", 0) == 0) traced_then(mode.substr(7));
     std::fprintf(stderr, "hang_program: unknown mode '%s'\n", mode.c_str());
     return 2;
 }

@@ -1,9 +1,13 @@
-// Checked builds: each detectable misuse produces a clear message naming
-// the object. (Release builds compile these checks out; the test then
-// verifies that nothing is reported.)
+// Misuse produces a clear message naming the object: in every build where
+// the check is one compare on the path (an unlock by a non-owner, a
+// re-lock, a second join), in checked builds for the rest.
+#include <atomic>
+#include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "fixture.hpp"
+#include "troupe/barging_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/condition_variable.hpp"
 #include "troupe/future.hpp"
@@ -14,23 +18,112 @@
 using doctest::Contains;
 using troupe_test::misuse_recorder;
 
-TEST_CASE("unlocking a blocking lock you do not hold") {
+namespace {
+// Unlocks of a lock (blocking_lock, owner_lock, barging_lock) by threads
+// that do not hold it, in every build: reported naming the lock, and
+// without effect (the holder still holds it, its waiters still wait).
+template <class Lock>
+void check_foreign_unlocks(const char* kind) {
     misuse_recorder rec;
-    troupe::blocking_lock l{"ledger"};
-    if constexpr (!troupe::checked_build) {
-        CHECK(rec.messages().empty());
-        return;
-    }
+    Lock l{"ledger"};
+    const std::string named = std::string(kind) + " 'ledger'";
     l.unlock();  // not held at all
-    CHECK(rec.last().find("blocking_lock 'ledger'") != std::string::npos);
+    CHECK(rec.last().find(named) != std::string::npos);
     CHECK(rec.last().find("unlocked while not held") != std::string::npos);
     l.lock();
     std::thread other{[&] { l.unlock(); }};  // held, but by someone else
     other.join();
+    CHECK(rec.last().find(named) != std::string::npos);
     CHECK(rec.last().find("does not hold it") != std::string::npos);
     CHECK(l.owned_by_caller());  // the bad unlock had no effect
+    // A user thread's unlock of a lock held by this OS thread (the CAS
+    // fast path would otherwise have freed it).
+    {
+        troupe::cluster c{1};
+        troupe::thread t{c, [&] { l.unlock(); }};
+        t.join();
+    }
+    CHECK(l.owned_by_caller());
+    CHECK(rec.messages().size() == 3);
+    // With a waiter queued: the foreign unlock must not hand the lock over.
+    std::atomic<bool> got{false};
+    std::thread waiter{[&] {
+        l.lock();
+        got.store(true);
+        l.unlock();
+    }};
+    troupe_test::wait_until([&] { return l.waiters() == 1; });
+    std::thread other2{[&] { l.unlock(); }};
+    other2.join();
+    CHECK(rec.messages().size() == 4);
+    CHECK(l.owned_by_caller());
+    CHECK_FALSE(got.load());
     l.unlock();
-    CHECK(rec.messages().size() == 2);
+    waiter.join();
+    CHECK(got.load());
+    CHECK_FALSE(l.owned_by_caller());
+    CHECK(rec.messages().size() == 4);
+}
+}  // namespace
+
+TEST_CASE("unlocking a lock you do not hold is reported in every build") {
+    check_foreign_unlocks<troupe::blocking_lock>("blocking_lock");
+    check_foreign_unlocks<troupe::owner_lock>("owner_lock");
+    check_foreign_unlocks<troupe::barging_lock>("barging_lock");
+}
+
+TEST_CASE("an owner_lock's inner levels are released only by its owner") {
+    misuse_recorder rec;
+    troupe::owner_lock l{"nested"};
+    l.lock();
+    l.lock();
+    std::thread other{[&] { l.unlock(); }};  // a level that is not its own
+    other.join();
+    CHECK(rec.last().find("owner_lock 'nested'") != std::string::npos);
+    CHECK(rec.last().find("does not hold it") != std::string::npos);
+    l.unlock();
+    CHECK(l.owned_by_caller());  // still one level: the foreign unlock took none
+    l.unlock();
+    CHECK_FALSE(l.owned_by_caller());
+    CHECK(rec.messages().size() == 1);
+}
+
+TEST_CASE("a second join, or a join of itself, throws as std::thread's does (every build)") {
+    troupe::cluster c{1};
+    troupe::thread t{c, [] {}};
+    t.join();
+    CHECK_FALSE(t.joinable());
+    try {
+        t.join();
+        FAIL("a second join returned");
+    } catch (const std::system_error& e) {
+        CHECK(e.code() == std::errc::invalid_argument);
+        CHECK(std::string(e.what()).find("not joinable") != std::string::npos);
+    }
+    troupe::thread empty;
+    CHECK_THROWS_AS(empty.join(), std::system_error);
+    troupe::thread moved{c, [] {}};
+    troupe::thread taker{std::move(moved)};
+    CHECK_THROWS_AS(moved.join(), std::system_error);
+    taker.join();
+    // A thread joining its own handle would wait for itself for ever.
+    troupe::thread self;
+    troupe::future<int> ready, tried;
+    std::errc code{};
+    self = troupe::thread{c, [&] {
+                              (void)ready.get();
+                              try {
+                                  self.join();
+                              } catch (const std::system_error& e) {
+                                  code = static_cast<std::errc>(e.code().value());
+                              }
+                              tried.fulfil(1);
+                          }};
+    ready.fulfil(1);
+    (void)tried.get();       // (our join below empties the handle as it begins)
+    CHECK(self.joinable());  // the refused self-join left the handle as it was
+    self.join();
+    CHECK(code == std::errc::resource_deadlock_would_occur);
 }
 
 TEST_CASE("re-locking a non-recursive lock you hold") {

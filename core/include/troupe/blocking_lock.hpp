@@ -15,13 +15,14 @@
 /// `unlock` one CAS, as for `std::mutex`; only a contended path touches the
 /// wait queue.
 ///
-/// Every build reports re-locking a non-recursive lock the caller holds (a
-/// misuse report of kind `error`: by default the program prints it and
-/// aborts, instead of hanging; a custom misuse handler may throw, then
-/// lock() throws and nothing changed). Checked builds (-Dchecked=true) also
-/// report, naming the lock: unlocking a lock the caller does not hold,
-/// destroying a lock with waiters or held, a stray wake of a waiter, and a
-/// lock wait that closes a cycle of waits (a deadlock), when it begins.
+/// Every build reports, naming the lock, re-locking a non-recursive lock
+/// the caller holds and unlocking a lock the caller does not hold (misuse reports of kind `error`:
+/// by default the program prints it and aborts, instead of hanging or releasing another thread's
+/// lock; a custom misuse handler may throw, then the call throws and nothing changed; if it
+/// returns, the call had no effect). Each is one compare on the path it guards. Checked builds
+/// (-Dchecked=true) also report destroying a lock with waiters or held, a
+/// stray wake of a waiter, and a lock wait that closes a cycle of waits (a
+/// deadlock), when it begins.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -61,20 +62,28 @@ public:
     /// blocks; nothrow.
     bool try_lock() noexcept;
     /// Releases one level; at zero hands the lock to the first live waiter
-    /// (making it the owner before waking it) or frees it. Never blocks;
-    /// nothrow unless a checked build's misuse handler throws.
+    /// (making it the owner before waking it) or frees it. Never blocks.
+    /// Called by a thread that does not hold the lock: reported (see
+    /// above), and the lock is left as it was; throws only what the misuse
+    /// handler throws.
     void unlock() {
         if constexpr (!checked_build) {
-            if (recursive_ && count_ > 1) {
+            const std::uintptr_t me = to_word(this_context());
+            // A recursive level: ours only if the word names us (our own
+            // store, so a relaxed load sees it); count_ is read only then.
+            if (recursive_ && (word_.load(std::memory_order_relaxed) & ~flag_bits) == me &&
+                count_ > 1) {
                 --count_;
                 return;
             }
             // Fast path: held by us with no waiters and L clear -> free, one
-            // CAS. release publishes the critical section. Any flag bit makes
-            // it fail: then waiters exist or someone is queueing.
-            std::uintptr_t w = word_.load(std::memory_order_relaxed);
-            if ((w & flag_bits) == 0 &&
-                word_.compare_exchange_strong(w, 0, std::memory_order_release,
+            // CAS. Expecting exactly `me` is the ownership check (every
+            // build): a word naming another owner, or any flag bit (waiters,
+            // someone queueing), makes it fail into unlock_slow, which
+            // reports a non-owner's unlock. release publishes the critical
+            // section.
+            std::uintptr_t w = me;
+            if (word_.compare_exchange_strong(w, 0, std::memory_order_release,
                                               std::memory_order_relaxed)) [[likely]]
                 return;
         }

@@ -45,7 +45,7 @@ public:
     bool is_user_thread() const noexcept { return kind_ == kind::user_thread; }
 
 protected:
-    explicit context(kind k) noexcept : kind_(k) {}
+    constexpr explicit context(kind k) noexcept : kind_(k) {}
     ~context() = default;
 
 private:

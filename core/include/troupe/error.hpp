@@ -4,11 +4,12 @@
 ///     troupe::set_misuse_action(troupe::misuse_kind::lost_message, troupe::misuse_action::abort);
 ///     troupe::set_misuse_handler([](std::string_view what) { log(what); });
 ///
-/// Misuse that only checked builds detect (`-Dchecked=true`: unlocking a lock
-/// you do not hold, re-locking a non-recursive lock, destroying a lock with
-/// waiters, a double unpark, a message never received, ...) is reported
-/// through one handler. Each report has a kind, named after what the library
-/// does once the report returns:
+/// Misuse is reported through one handler: in every build where the check
+/// is one compare on the path (unlocking a blocking_lock, owner_lock or
+/// barging_lock you do not hold, re-locking a non-recursive one), and in
+/// checked builds (`-Dchecked=true`) for the rest (destroying a lock with
+/// waiters, a double unpark, a message never received, ...). Each report has a kind, named after
+/// what the library does once the report returns:
 ///
 /// | kind               | examples                                              | default  |
 /// |--------------------|-------------------------------------------------------|----------|
@@ -25,7 +26,7 @@
 /// that records reports) replaces both: when it returns, the program
 /// continues and the offending operation has the effect the report states
 /// (for `error` reports: none, it returns without effect). Release builds
-/// detect none of this and pay nothing for it.
+/// pay nothing for the checked-only checks.
 #include <cstdint>
 #include <stdexcept>
 #include <string>

@@ -41,8 +41,13 @@ fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_
                     void** payload);
 // Makes the fiber ready. `invoke` runs the payload, then destroys it.
 void fiber_start(fiber* f, void (*invoke)(void*));
-// Blocks until the fiber finished; frees it; rethrows its exception if any.
-void fiber_join(fiber* f);
+// Blocks until the fiber `f` finished; clears `f`, frees the fiber and
+// rethrows its exception if any. Throws (throw_join_error) if the caller
+// is that fiber, leaving `f` as it was.
+void fiber_join(fiber*& f);
+// Throws std::system_error: invalid_argument (`self` false: nothing to
+// join) or resource_deadlock_would_occur (`self`: a thread joining itself).
+[[noreturn]] void throw_join_error(bool self);
 // As fiber_join, but reports an exception on stderr instead of throwing.
 void fiber_join_noexcept(fiber* f) noexcept;
 context& fiber_context(fiber* f) noexcept;
@@ -114,9 +119,16 @@ public:
 
     /// Blocks until the thread finishes (parks the caller, user thread or OS
     /// thread alike). Rethrows the exception that escaped the thread's
-    /// callable, if any. The handle is empty afterwards.
+    /// callable, if any. The handle is empty afterwards. As std::thread,
+    /// in every build: throws std::system_error with
+    /// std::errc::invalid_argument if the handle is not joinable (joined
+    /// already, moved from, or empty), and
+    /// std::errc::resource_deadlock_would_occur if the caller is the thread
+    /// itself; the handle is then unchanged.
     void join() {
-        if (auto* f = std::exchange(fiber_, nullptr)) detail::fiber_join(f);
+        if (!fiber_) [[unlikely]]
+            detail::throw_join_error(false);
+        detail::fiber_join(fiber_);
     }
 
     /// Names the thread in dumps (troupe/dump.hpp) and in gdb's `info

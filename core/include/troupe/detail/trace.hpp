@@ -78,6 +78,13 @@ void batches_idle() noexcept;
 /// Actor worker stole mailbox `mailbox` from worker `victim`.
 void mailbox_steal(std::size_t mailbox, std::size_t victim) noexcept;
 
+/// `fiber` was named `name` (this_thread::set_name, thread::set_name;
+/// copied, 16 bytes at most): its slices carry that name in the file.
+void rename(const void* fiber, const char* name) noexcept;
+/// Names the calling OS thread's track (this_thread::set_name on an OS
+/// thread), when recording.
+void name_os_thread(const char* name) noexcept;
+
 /// Names the calling kernel thread's track ("<what> <index>", no index if
 /// `index` is no_index, and " (<group>)" if given), when recording.
 void label_thread(const char* what, std::size_t index, const char* group) noexcept;
@@ -98,7 +105,18 @@ inline void note_park(const char* reason) noexcept {
 void start_if_requested() noexcept;
 
 /// Writes the events recorded so far to `path` and stops recording;
-/// false if the file cannot be written. Called at exit when recording.
-bool write(const char* path) noexcept;
+/// false if the file cannot be written (or another write is under way).
+/// `ended_by`, if given, is recorded in the file ("signal 15", "abort",
+/// "everyone asleep"): the run did not end normally. Called at exit when
+/// recording.
+bool write(const char* path, const char* ended_by = nullptr) noexcept;
+
+/// Writes the trace file now, if recording (the everyone-asleep report);
+/// `why` as write's ended_by. Blocks while the file is written. Nothrow.
+void flush_now(const char* why) noexcept;
+
+/// Whether the trace's flusher thread runs (recording with fatal-signal
+/// handlers installed): one more thread of troupe's own in the process.
+bool flusher_running() noexcept;
 
 }  // namespace troupe::detail::trace
