@@ -127,9 +127,20 @@ TEST_CASE("asks given up while their replies are being written: no race with the
         auto next = w.lookup<holder>(n, "abandon.race." + std::to_string(n));
         for (int i = 0; i < 2000; ++i) {
             ping p;
+            bool gave_up = false;
             troupe::waituntil(troupe::on(next.ask(p), [&] { ++answered; }) |
-                              troupe::on(troupe::timeout(std::chrono::microseconds(i % 40)),
-                                         [&] { ++given_up; }));
+                              troupe::on(troupe::timeout(std::chrono::microseconds(i % 40)), [&] {
+                                  ++given_up;
+                                  gave_up = true;
+                              }));
+            if (gave_up) {
+                // Widens the window in which the reply is written after the
+                // waituntil let go of the future and before `p` is destroyed
+                // (the destructor must then synchronise with that write).
+                const auto until =
+                    std::chrono::steady_clock::now() + std::chrono::microseconds(i % 200);
+                while (std::chrono::steady_clock::now() < until) {}
+            }
         }           // each `p` is destroyed here, answered or not
         ping last;  // same sender, same actor: after every earlier ask
         CHECK(next.ask(last).get() == 1);

@@ -22,8 +22,8 @@ TROUPE_REMOTE_MESSAGE(release, "test.held.release");
 
 namespace {
 
-constexpr std::size_t limit = 2 << 20;                 // the batch limit (2 MiB)
-constexpr std::size_t reply_bytes = limit * 7 / 10;   // 0.7 of it, as 0.7 of 2 GiB
+constexpr std::size_t limit = 2 << 20;               // the batch limit (2 MiB)
+constexpr std::size_t reply_bytes = limit * 7 / 10;  // 0.7 of it, as 0.7 of 2 GiB
 constexpr int requests = 4;
 
 // Holds the requests and answers them all in one behaviour on release.

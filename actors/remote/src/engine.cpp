@@ -657,6 +657,9 @@ void engine::run() noexcept {
         const std::uint64_t sleeps = poller_sleeps_.load(std::memory_order_seq_cst);
         if (try_progress()) {
             poll = cfg::first_poll;
+            // Without a spare core the pass may have woken the thread its
+            // delivery is for, on our CPU: let it run.
+            if (!spin_freely_.load(std::memory_order_relaxed)) std::this_thread::yield();
             continue;
         }
         // A direct send went out without us: what it asked for may come

@@ -32,6 +32,16 @@ namespace troupe::remote::detail {
 /// Tag of batches on the engine's communicator.
 inline constexpr int data_tag = 1;
 
+/// Where this rank may spin (binding.cpp).
+struct binding {
+    int cpus = 0;       // CPUs in this rank's affinity mask
+    int sharers = 1;    // ranks of this node whose masks overlap it (itself included)
+    bool spare = true;  // a spinning poller takes no CPU another thread needs
+};
+/// Probes the affinity masks of this node's ranks (collective on
+/// MPI_COMM_WORLD).
+binding probe_binding();
+
 class engine {
 public:
     engine(int rank, int size, world_options options);
@@ -81,6 +91,11 @@ public:
     bool busy_sending() noexcept;
     // Waits (sleeping) until the outboxes are empty and every send completed.
     void drain_sends();
+
+    // Polls spin only with a spare core, else yield the CPU between polls
+    // (binding.cpp); before any traffic.
+    void set_binding(const binding& b) noexcept;
+    const binding& cores() const noexcept { return binding_; }
 
     // ---- ranks that end (rank_end.cpp)
     // This rank's world is ending: tells every other rank (a goodbye frame
@@ -292,7 +307,11 @@ private:
     // collectives it entered (seq_cst: Dekker pairs with register_ask and
     // lookup, see rank_end.cpp).
     std::unique_ptr<std::atomic<std::int64_t>[]> ended_;
-    std::atomic<bool> ending_{false};            // this rank said goodbye
+    std::atomic<bool> ending_{false};  // this rank said goodbye
+    // Whether the engine thread, polling while hot and alone, may keep the
+    // CPU after a pass that did work (a spare core: set_binding).
+    std::atomic<bool> spin_freely_{true};
+    binding binding_;
     std::atomic<std::uint64_t> collectives_{0};  // entered on `collective`
 
     std::mutex raw_lock_;

@@ -92,7 +92,9 @@ void world::start(int* argc, char*** argv, world_options options) {
                          argv && *argv && **argv ? (*argv)[0] : "program");
             std::fflush(stderr);
         }
+        const detail::binding cores = detail::probe_binding();
         engine_ = std::make_unique<detail::engine>(rank_, size_, std::move(options));
+        engine_->set_binding(cores);
     } catch (...) {
         if (owns_mpi_) MPI_Finalize();
         world_exists = false;
