@@ -184,7 +184,12 @@ void worker_access::unlink_settled(actor& a) noexcept {
     set_flags(a, actor::registered_bit, 0);
 }
 
-bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_names& names) {
+namespace {
+// The body of send and send_external; `may_stage` is a constant at each
+// call, so send's fast path is unchanged.
+[[gnu::always_inline]] inline bool send_with(actor& a, message& m, dispatch_fn fn,
+                                             [[maybe_unused]] const dispatch_names& names,
+                                             bool may_stage) {
     // A refused send drops the message here, out of line (the trampoline
     // with no actor runs its allocation action or fails the request).
 #if defined(TROUPE_CHECKED)
@@ -212,7 +217,7 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
     }
     const envelope e{&a, &m, fn};
 #endif
-    worker* w = tls_worker;
+    worker* w = may_stage ? tls_worker : nullptr;
     if (w && w->in_batch()) [[likely]] {
         w->send_from_behaviour(e);
     } else {
@@ -227,6 +232,15 @@ bool send(actor& a, message& m, dispatch_fn fn, [[maybe_unused]] const dispatch_
     note_sent(a);
 #endif
     return true;
+}
+}  // namespace
+
+bool send(actor& a, message& m, dispatch_fn fn, const dispatch_names& names) {
+    return send_with(a, m, fn, names, true);
+}
+
+bool send_external(actor& a, message& m, dispatch_fn fn, const dispatch_names& names) {
+    return send_with(a, m, fn, names, false);
 }
 
 void copy_queue::append(const envelope* e, std::uint32_t n) {

@@ -4,9 +4,12 @@
 // would: mean, median and 99th percentile of the ask round trip
 // (remote_ask, remote_ask_p50, remote_ask_p99).
 // Run: mpirun -np 2 remote_ping_pong --n=N [--asks=M] (M defaults to N/5)
+// With an even number of ranks, pairs (0, 1), (2, 3), ... do the same at
+// once (ranks on shared cores); rank 0 reports.
 // Twins: bench/peers/mpi/ping_pong.cpp (raw MPI, the transport's limit) and
 // bench/peers/caf/remote_ping_pong.cpp (CAF 0.17 middleman over loopback).
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "../common/bench_util.hpp"
@@ -49,7 +52,10 @@ struct player : troupe::actor {
 
 int main(int argc, char** argv) {
     troupe::remote::world w{argc, argv};
-    if (w.size() != 2) bench::fail("run with mpirun -np 2");
+    if (w.size() % 2 != 0) bench::fail("run with an even number of ranks (mpirun -np 2)");
+    const int peer = w.rank() ^ 1;
+    const bool lead = w.rank() % 2 == 0;
+    const std::string tag = "ranks=" + std::to_string(w.size());
     const long n = bench::option(argc, argv, "n", 100000);
     const long asks = bench::option(argc, argv, "asks", std::max(n / 5, 1000L));
     troupe::actor_system sys{1};
@@ -57,24 +63,25 @@ int main(int argc, char** argv) {
     player me;
     me.limit =
         2 * n - 1;  // rank 1 gets the even hits, rank 0 the odd: n round trips, the last to rank 0
-    me.done = w.rank() == 0 ? &done : nullptr;
+    me.done = lead ? &done : nullptr;
     server srv;
     w.publish("player", me);
     w.publish("server", srv);
     w.barrier();
-    me.peer = w.lookup<player>(1 - w.rank(), "player");
-    const auto peer_srv = w.lookup<server>(1 - w.rank(), "server");
+    me.peer = w.lookup<player>(peer, "player");
+    const auto peer_srv = w.lookup<server>(peer, "server");
     w.barrier();
-    if (w.rank() == 0) {
+    if (lead) {
         const auto t0 = bench::clock::now();
         ball first;
         me.peer | first;
         done.get();
         const double s = bench::seconds(t0, bench::clock::now());
-        bench::result("remote_ping_pong", "troupe", "ns_per_op", s * 1e9 / double(n), "ranks=2");
+        if (w.rank() == 0)
+            bench::result("remote_ping_pong", "troupe", "ns_per_op", s * 1e9 / double(n), tag);
     }
     w.barrier();
-    if (w.rank() == 0) {
+    if (lead) {
         for (long i = 0; i < asks / 10; ++i) {  // warm-up
             echo q;
             q.v = i;
@@ -89,7 +96,7 @@ int main(int argc, char** argv) {
             ns[static_cast<std::size_t>(i)] = bench::seconds(t0, bench::clock::now()) * 1e9;
             if (r != i + 1) bench::fail("wrong reply");
         }
-        bench::latency_results("remote_ask", "troupe", ns, "ranks=2");
+        if (w.rank() == 0) bench::latency_results("remote_ask", "troupe", ns, tag);
     }
     w.barrier();
     srv | troupe::finished_msg;

@@ -78,11 +78,33 @@ int initial_park_spins() noexcept {
 std::atomic<int> park_max_spins{initial_park_spins()};
 std::atomic<bool> park_adaptive{true};
 
+// One CPU in the affinity mask (mpirun's default binding): an OS thread
+// whose wake an idle poller awaits (troupe-remote: its own ask's reply)
+// drives the progress itself, as a raw MPI receive does, rather than sleep
+// and leave it to a thread that would then have to wake it on this same
+// CPU. It yields the CPU after a poll that did work (that work may have
+// woken the thread it is for, which needs this CPU). Bounded as the awaited
+// spin below.
+template <class Consume>
+bool poll_on_one_cpu(Consume try_consume) noexcept {
+    if (!poll_awaited()) return false;
+    const auto until = std::chrono::steady_clock::now() + defaults::core::os_park_awaited_spin;
+    for (unsigned i = 1;; ++i) {
+        const bool did = poll_idle();
+        if (try_consume()) return true;
+        if (did) std::this_thread::yield();
+        else cpu_relax();
+        if (i % 16 == 0 && (std::chrono::steady_clock::now() >= until || !poll_awaited()))
+            return false;
+    }
+}
+
 // Polls the permit before an OS thread sleeps; true if it consumed one.
 template <class Consume>
 bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
     const int max = park_max_spins.load(std::memory_order_relaxed);
-    if (max <= 0 || !multi_core()) return false;
+    if (max <= 0) return false;
+    if (!multi_core()) return poll_on_one_cpu(try_consume);
     int budget = max;
     bool probe = true;
     if (park_adaptive.load(std::memory_order_relaxed)) {

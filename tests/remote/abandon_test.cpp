@@ -110,3 +110,44 @@ TEST_CASE("an ask answered, then its request destroyed and its slot reused: noth
     }
     for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
 }
+
+TEST_CASE("asks given up while their replies are being written: no race with the destructor") {
+    // Timeouts about as long as a round trip, so that some asks are given
+    // up just as the engine writes their replies: the destructor must wait
+    // for the write and see it whole (TSan reports the race otherwise).
+    remote::world& w = remote_test::world();
+    remote_test::clear_network_errors();
+    long answered = 0, given_up = 0;
+    {
+        troupe::actor_system sys{2};
+        holder h;
+        w.publish("abandon.race." + std::to_string(w.rank()), h);
+        w.barrier();
+        const int n = (w.rank() + 1) % w.size();
+        auto next = w.lookup<holder>(n, "abandon.race." + std::to_string(n));
+        for (int i = 0; i < 2000; ++i) {
+            ping p;
+            bool gave_up = false;
+            troupe::waituntil(troupe::on(next.ask(p), [&] { ++answered; }) |
+                              troupe::on(troupe::timeout(std::chrono::microseconds(i % 40)), [&] {
+                                  ++given_up;
+                                  gave_up = true;
+                              }));
+            if (gave_up) {
+                // Widens the window in which the reply is written after the
+                // waituntil let go of the future and before `p` is destroyed
+                // (the destructor must then synchronise with that write).
+                const auto until =
+                    std::chrono::steady_clock::now() + std::chrono::microseconds(i % 200);
+                while (std::chrono::steady_clock::now() < until) {}
+            }
+        }           // each `p` is destroyed here, answered or not
+        ping last;  // same sender, same actor: after every earlier ask
+        CHECK(next.ask(last).get() == 1);
+        w.barrier();
+        h | troupe::finished_msg;
+        w.stop(sys);
+    }
+    CHECK(answered + given_up == 2000);
+    for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
+}

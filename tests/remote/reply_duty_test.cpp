@@ -150,3 +150,69 @@ TEST_CASE("forward, then throw: the helper's reply wins, the handler gets the ex
     CHECK(st.handled_what == "failure after forwarding");
     for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
 }
+
+namespace {
+// Answers x * 3 (the remote end of a forward).
+struct tripler : troupe::actor {
+    troupe::allocation receive(compute& q) {
+        q.reply(q.x * 3);
+        return troupe::Nodelete;
+    }
+};
+// Forwards each request it receives to a remote actor with ref.ask(q) (what
+// the static_assert on `ref | q` recommends) and returns without replying.
+struct set_target : troupe::message {
+    remote::remote_ref<tripler> to;
+};
+struct remote_forwarder : troupe::actor {
+    remote::remote_ref<tripler> to;
+    troupe::allocation receive(set_target& m) {
+        to = m.to;
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(compute& q) {
+        to.ask(q);
+        return troupe::Nodelete;
+    }
+};
+}  // namespace
+
+TEST_CASE("forward with ref.ask(q) inside a behaviour: the remote reply answers the request") {
+    remote::world& w = remote_test::world();
+    remote_test::clear_network_errors();
+    {
+        troupe::actor_system sys{2};
+        tripler t;
+        remote_forwarder f;
+        w.publish("duty.t." + std::to_string(w.rank()), t);
+        w.publish("duty.rf." + std::to_string(w.rank()), f);
+        w.barrier();
+        const int n = (w.rank() + 1) % w.size();
+        set_target st;  // through the mailbox: ordered before the requests
+        st.to = w.lookup<tripler>(n, "duty.t." + std::to_string(n));
+        f | st;
+        w.barrier();  // every forwarder knows its target before any request
+        auto rf = w.lookup<remote_forwarder>(n, "duty.rf." + std::to_string(n));
+        for (long i = 1; i <= 20; ++i) {
+            compute local;  // a local request, forwarded to the next rank
+            local.x = i;
+            try {
+                CHECK(troupe::ask(f, local).get() == 3 * i);
+            } catch (const std::exception& e) {
+                FAIL_CHECK("the local ask failed: " << e.what());
+            }
+            compute far;  // a request from another rank, forwarded again
+            far.x = i;
+            try {
+                CHECK(rf.ask(far).get() == 3 * i);
+            } catch (const std::exception& e) {
+                FAIL_CHECK("the remote ask failed: " << e.what());
+            }
+        }
+        w.barrier();
+        t | troupe::finished_msg;
+        f | troupe::finished_msg;
+        w.stop(sys);
+    }
+    for (auto& e : remote_test::network_errors()) FAIL_CHECK(e);
+}

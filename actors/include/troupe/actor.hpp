@@ -402,6 +402,12 @@ struct send_access {
 /// allocation action ran, or a request failed). Strong guarantee
 /// (std::bad_alloc from a growing buffer: nothing queued or dropped).
 bool send(actor& a, message& m, dispatch_fn fn, const dispatch_names& names);
+/// As send, but never staged in the calling thread's worker: straight to
+/// a's mailbox under its lock, even from a behaviour. For deliveries on
+/// behalf of another sender (troupe-remote's progress pass, which may run
+/// in a waiting behaviour's park spin): a staged envelope would be
+/// overtaken by that sender's later messages delivered by other threads.
+bool send_external(actor& a, message& m, dispatch_fn fn, const dispatch_names& names);
 
 /// Sends m to a, or drops it (see send); returns whether it was queued.
 template <class A, class M>

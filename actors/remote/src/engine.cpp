@@ -90,8 +90,9 @@ void end_frame(byte_buffer& b) {
 }
 
 void ship(engine& e, int rank, const byte_buffer& b) { e.ship(rank, b); }
-std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn) {
-    return e.register_ask(q, fn);
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn, int rank,
+                           std::string_view name) {
+    return e.register_ask(q, fn, rank, name);
 }
 void cancel_ask(engine& e, std::uint64_t id) noexcept { e.cancel_ask(id); }
 
@@ -188,9 +189,12 @@ engine::engine(int r, int n, world_options options)
     : rank(r),
       size(n),
       options_(std::move(options)),
-      out_(new outbox[static_cast<std::size_t>(n)]) {
+      out_(new outbox[static_cast<std::size_t>(n)]),
+      ended_(new std::atomic<std::int64_t>[static_cast<std::size_t>(n)]) {
+    for (int r = 0; r < n; ++r) ended_[static_cast<std::size_t>(r)].store(-1);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &collective);
+    MPI_Comm_dup(MPI_COMM_WORLD, &final_comm);
     // Idle processors and actor workers of this process poll for us
     // (troupe/detail/idle_poll.hpp). Without the hook (the table is full)
     // the engine thread alone polls: slower, still correct.
@@ -268,7 +272,19 @@ engine::~engine() {
     thread_.join();
     for (int r = 0; r < size; ++r) {  // the world drained them; a direct send still owns its buffer
         outbox& o = out_[static_cast<std::size_t>(r)];
-        if (o.direct_req != MPI_REQUEST_NULL) MPI_Wait(&o.direct_req, MPI_STATUS_IGNORE);
+        if (o.direct_req == MPI_REQUEST_NULL) continue;
+        if (!ended(r)) {
+            MPI_Wait(&o.direct_req, MPI_STATUS_IGNORE);
+        } else {
+            // Nobody receives it any more: let MPI forget it and keep its
+            // buffer (MPI may still read it).
+            MPI_Request_free(&o.direct_req);
+            (void)new byte_buffer(std::move(o.direct_buf));
+        }
+    }
+    for (in_flight& f : flying_) {  // batches to ended ranks (the others completed)
+        MPI_Request_free(&f.req);
+        (void)new byte_buffer(std::move(f.buf));
     }
     if (!options_.on_gone) {  // the default report named each gone actor once; sum up the rest
         for (const published& p : by_id_)
@@ -287,12 +303,24 @@ engine::~engine() {
     }
     MPI_Comm_free(&comm);
     MPI_Comm_free(&collective);
+    MPI_Comm_free(&final_comm);
 }
 
 void engine::ship(int to, const byte_buffer& frame) {
+    std::size_t queued = 0;
+    if (!ship_or_full(to, frame, queued))
+        throw std::length_error("troupe::remote: " + std::to_string(queued) +
+                                " bytes wait unsent for rank " + std::to_string(to) +
+                                "; this frame would take the batch over the " +
+                                std::to_string(batch_limit_.load(std::memory_order_relaxed)) +
+                                "-byte limit of one MPI message");
+}
+
+bool engine::ship_or_full(int to, const byte_buffer& frame, std::size_t& queued) {
     if (to < 0 || to >= size)
         throw std::out_of_range("troupe::remote: rank " + std::to_string(to) +
                                 " does not exist (the job has " + std::to_string(size) + " ranks)");
+    if (ended(to)) throw lost_error(to, "a message for it");
     outbox& o = out_[static_cast<std::size_t>(to)];
     lock_no_switch(o.lock);  // not o.lock.lock(): see lock_no_switch
     // Per-pair FIFO: every MPI send to `to` is posted under this lock, in
@@ -317,16 +345,14 @@ void engine::ship(int to, const byte_buffer& frame) {
             // testing), or it is asleep and we wake it.
             kicked_.store(true, std::memory_order_seq_cst);
             wake();
-            return;
+            return true;
         }
     }
-    if (o.buf.size() + frame.size() > max_frame_size) {  // one batch is one MPI message
-        const std::size_t queued = o.buf.size();
+    if (o.buf.size() + frame.size() >
+        batch_limit_.load(std::memory_order_relaxed)) {  // one batch is one MPI message
+        queued = o.buf.size();
         o.lock.unlock();
-        throw std::length_error("troupe::remote: " + std::to_string(queued) +
-                                " bytes wait unsent for rank " + std::to_string(to) +
-                                "; this frame would take the batch over the " +
-                                std::to_string(max_frame_size) + "-byte limit of one MPI message");
+        return false;
     }
     try {
         o.buf.append(frame.data(), frame.size());
@@ -338,6 +364,7 @@ void engine::ship(int to, const byte_buffer& frame) {
     o.bytes.store(o.buf.size(), std::memory_order_seq_cst);
     o.lock.unlock();
     wake();
+    return true;
 }
 
 bool engine::post_direct(outbox& o, int to, const byte_buffer& frame) {
@@ -398,7 +425,11 @@ void engine::wake() noexcept {
         unpark(*ctx_);  // we brought it back to zero: the one unpark owed
 }
 
-std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn) {
+std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
+                                   std::string_view name) {
+    if (to < 0 || to >= size)
+        throw std::out_of_range("troupe::remote: rank " + std::to_string(to) +
+                                " does not exist (the job has " + std::to_string(size) + " ranks)");
     asks_lock_.lock();
     std::uint32_t idx;
     if (free_ask_ != 0) {
@@ -416,13 +447,25 @@ std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_
     ask_slot& s = asks_[idx];
     s.q = &q;
     s.fn = fn;
+    s.to = to;
+    s.name = name;
     ++s.generation;
     const std::uint64_t id = (std::uint64_t{s.generation} << 32) | (idx + 1);
     asks_lock_.unlock();
-    asked_engine = this;
-    asked_id = id;
+    // Dekker with handle_goodbye (it stores ended_, then scans the slots
+    // under asks_lock_; we fill the slot under the lock, then load ended_,
+    // both seq_cst): either we see the rank ended here, or its scan finds
+    // our slot and fails it. Both may happen: whoever takes the slot first
+    // answers, the other finds nothing (cancel_ask) or a request already
+    // answered (reply_exception does nothing).
     // Before the frame is shipped: the reply is polled for closely.
     awaiting_.fetch_add(1, std::memory_order_seq_cst);
+    if (ended(to)) {
+        cancel_ask(id);  // uncounts it, unless the goodbye scan took (and uncounted) it
+        throw lost_error(to, "ask " + quoted(name));
+    }
+    asked_engine = this;
+    asked_id = id;
     // The asker's thread owns q until the frame is shipped: no race here.
     q.on_destroy = &abandon_hook;
     q.on_destroy_arg = id;
@@ -439,10 +482,14 @@ void engine::abandon_ask(troupe::detail::request_tag& q, std::uint64_t id) noexc
         asks_lock_.unlock();
         return;
     }
-    // Either answered long ago, or the engine took the slot and is writing
-    // the reply now (it set completing_ under this lock): wait for the end
-    // of that write (its release store), which is short and never parks.
-    const bool writing = completing_.load(std::memory_order_relaxed) == &q;
+    // Either answered, or the engine took the slot and is writing the reply
+    // now (it set completing_ under this lock): wait for the end of that
+    // write, which is short and never parks. Acquire on every load, and
+    // every store to completing_ is a release: whichever value we read
+    // (nullptr after our write, or a later ask's request) was stored after
+    // the write into `q` ended, so the destructor that follows sees the
+    // whole write (no data race with request::publish).
+    const bool writing = completing_.load(std::memory_order_acquire) == &q;
     asks_lock_.unlock();
     if (writing)
         while (completing_.load(std::memory_order_acquire) == &q) std::this_thread::yield();
@@ -504,24 +551,46 @@ void engine::report_gone(const published& p, int from, std::string_view name) {
 }
 
 void engine::lookup(int to, std::string_view name, std::function<void(const lookup_answer&)> done) {
+    if (to < 0 || to >= size)
+        throw std::out_of_range("troupe::remote: rank " + std::to_string(to) +
+                                " does not exist (the job has " + std::to_string(size) + " ranks)");
     std::uint64_t id;
     {
         std::lock_guard g{lookups_mutex_};
         id = next_lookup_++;
-        lookups_.emplace(id, std::move(done));
+        lookups_.emplace(id, pending_lookup{to, std::string{name}, std::move(done)});
     }
     awaiting_.fetch_add(1, std::memory_order_seq_cst);
+    // Takes the lookup back if nobody answered it yet (the goodbye scan may
+    // have); returns its callback, or an empty one.
+    auto take_back = [&] {
+        std::function<void(const lookup_answer&)> f;
+        std::lock_guard g{lookups_mutex_};
+        if (auto it = lookups_.find(id); it != lookups_.end()) {
+            f = std::move(it->second.done);
+            lookups_.erase(it);
+            awaiting_.fetch_sub(1, std::memory_order_seq_cst);
+        }
+        return f;
+    };
     try {
+        // Dekker with handle_goodbye, as in register_ask: registered above,
+        // then the ended_ load inside ship.
         byte_buffer& b = scratch();
         begin_frame(b, frame_kind::lookup, "", 0, 0, id);
         byte_writer w{b};
         put(w, std::string{name});
         end_frame(b);
         ship(to, b);
+    } catch (const rank_lost& e) {
+        // The rank has ended: the lookup fails at once, through its future.
+        if (auto f = take_back()) {
+            lookup_answer a;
+            a.lost = e.what();
+            f(a);
+        }
     } catch (...) {
-        awaiting_.fetch_sub(1, std::memory_order_seq_cst);
-        std::lock_guard g{lookups_mutex_};
-        lookups_.erase(id);
+        (void)take_back();
         throw;
     }
 }
@@ -549,11 +618,13 @@ void engine::send_raw(int to, const void* bytes, std::size_t n) {
 bool engine::busy_sending() noexcept {
     for (int r = 0; r < size; ++r) {
         const outbox& o = out_[static_cast<std::size_t>(r)];
+        if (ended(r)) continue;  // nobody receives there any more
         if (o.bytes.load(std::memory_order_seq_cst) != 0 ||
             o.direct_busy.load(std::memory_order_seq_cst))
             return true;
     }
-    return flying_count_.load(std::memory_order_seq_cst) != 0;
+    return flying_count_.load(std::memory_order_seq_cst) != 0 ||
+           held_count_.load(std::memory_order_seq_cst) != 0;
 }
 
 void engine::drain_sends() {
@@ -586,6 +657,9 @@ void engine::run() noexcept {
         const std::uint64_t sleeps = poller_sleeps_.load(std::memory_order_seq_cst);
         if (try_progress()) {
             poll = cfg::first_poll;
+            // Without a spare core the pass may have woken the thread its
+            // delivery is for, on our CPU: let it run.
+            if (!spin_freely_.load(std::memory_order_relaxed)) std::this_thread::yield();
             continue;
         }
         // A direct send went out without us: what it asked for may come
@@ -629,6 +703,7 @@ bool engine::hot(std::int64_t now) const noexcept {
     return awaiting_.load(std::memory_order_seq_cst) > 0 ||
            direct_pending_.load(std::memory_order_relaxed) != 0 ||
            flying_count_.load(std::memory_order_relaxed) != 0 ||
+           held_count_.load(std::memory_order_relaxed) != 0 ||
            now - last_activity_.load(std::memory_order_relaxed) < cfg::idle_spin.count();
 }
 
@@ -718,6 +793,7 @@ bool engine::delegated_sleep(std::chrono::nanoseconds watch, std::uint64_t sleep
 
 bool engine::progress() {
     bool did = receive();
+    if (!held_replies_.empty()) did |= ship_held_replies();
     if (replies_) did |= scan_replies();
     did |= flush_outboxes();
     if (!flying_.empty()) did |= complete_sends();
@@ -797,6 +873,16 @@ bool engine::flush_outboxes() {
     for (int r = 0; r < size; ++r) {
         outbox& o = out_[static_cast<std::size_t>(r)];
         if (o.bytes.load(std::memory_order_relaxed) == 0) continue;  // a hint; see outbox
+        if (r != rank && ended(r)) {
+            // Frames queued before its goodbye was seen: nobody receives
+            // them (the asks among them failed with rank_lost).
+            o.lock.lock();
+            o.buf.clear();
+            o.frames = 0;
+            o.bytes.store(0, std::memory_order_seq_cst);
+            o.lock.unlock();
+            continue;
+        }
         if (r != rank && flying_.size() >= cfg::max_in_flight) continue;
         byte_buffer b = take_spare();
         // Room for the batch before the lock (no throw under it).
@@ -813,8 +899,8 @@ bool engine::flush_outboxes() {
         if (r != rank) {
             // Posted under the lock: a direct send shipped after these
             // frames is posted after them (per-pair FIFO, see ship()).
-            flying_.push_back(in_flight{MPI_REQUEST_NULL, std::move(b)});
-            flying_count_.store(flying_.size(), std::memory_order_seq_cst);
+            flying_.push_back(in_flight{MPI_REQUEST_NULL, std::move(b), r});
+            flying_count_.fetch_add(1, std::memory_order_seq_cst);  // to a live rank (above)
             in_flight& f = flying_.back();
             MPI_Isend(f.buf.data(), static_cast<int>(f.buf.size()), MPI_BYTE, r, data_tag, comm,
                       &f.req);
@@ -835,7 +921,7 @@ bool engine::flush_outboxes() {
 
 bool engine::complete_sends() {
     bool did = false;
-    std::size_t keep = 0;
+    std::size_t keep = 0, live = 0;
     for (std::size_t i = 0; i < flying_.size(); ++i) {
         int done = 0;
         MPI_Test(&flying_[i].req, &done, MPI_STATUS_IGNORE);
@@ -844,12 +930,15 @@ bool engine::complete_sends() {
             spares_.push_back(std::move(flying_[i].buf));
             did = true;
         } else {
+            if (!ended(flying_[i].to)) ++live;
             if (keep != i) flying_[keep] = std::move(flying_[i]);
             ++keep;
         }
     }
     flying_.resize(keep);
-    flying_count_.store(keep, std::memory_order_seq_cst);
+    // Sends to ended ranks may never complete (nobody receives them): they
+    // keep neither the engine hot nor the world's drain waiting.
+    flying_count_.store(live, std::memory_order_seq_cst);
     return did;
 }
 
@@ -883,15 +972,10 @@ bool engine::scan_replies() {
             put(w, what);
             end_frame(b);
         }
-        try {
-            ship(p->from, b);
-        } catch (...) {
-            auto [type, what] = describe_current();
-            report(p->from, std::string{p->message_name()},
-                   "troupe::remote: could not send the reply: " + what);
-        }
-        // After the reply is in the outbox: a termination round sees one.
-        pending_replies.fetch_sub(1, std::memory_order_seq_cst);
+        // Shipped now, or (the batch for that rank is full, or replies wait
+        // before it) kept whole until a later pass has room: never dropped.
+        // Counted in pending_replies until it is in the outbox.
+        ship_reply(p->from, b);
         p->recycle();
         did = true;
     }
@@ -945,6 +1029,7 @@ void engine::handle(const frame_header& h, std::string_view name, byte_reader& p
     case frame_kind::reply_error: handle_reply(h, name, payload, from); return;
     case frame_kind::lookup: handle_lookup(h, payload, from); return;
     case frame_kind::lookup_reply: handle_lookup_reply(h, payload, from); return;
+    case frame_kind::goodbye: handle_goodbye(h, payload, from); return;
     }
     report(from, std::string{name},
            "troupe::remote: rank " + std::to_string(rank) + " received a frame of unknown kind " +
@@ -1054,7 +1139,9 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
         asks_[idx].next_free = free_ask_;
         free_ask_ = idx + 1;
         // Under the lock: a destructor that misses the slot sees this.
-        if (q) completing_.store(q, std::memory_order_relaxed);
+        // Release: a destructor reading this (or anything stored later)
+        // is ordered after the previous reply's write (abandon_ask).
+        if (q) completing_.store(q, std::memory_order_release);
     }
     asks_lock_.unlock();
     // An abandoned ask still counted as awaited until its reply came.
@@ -1062,6 +1149,10 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
     // The asker destroyed its request before the reply came (an ask given
     // up in a waituntil with a timeout): nothing waits for it.
     if (abandoned) return;
+    // From a rank that has ended: its goodbye failed every ask awaiting it
+    // (and freed their slots), and replies it shipped after its goodbye
+    // find nothing. Not bad input.
+    if (!q && ended(from)) return;
     if (!q) {
         report(from, std::string{name},
                "troupe::remote: rank " + std::to_string(rank) + " received a reply (" +
@@ -1071,6 +1162,18 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
     }
     try {
         fn(*q, static_cast<frame_kind>(h.kind), payload, from);
+    } catch (const already_answered&) {
+        completing_.store(nullptr, std::memory_order_release);
+        // Not the other rank's fault: this rank answered the request itself
+        // (a reply, or a second send of it) while the ask was out. Loud, but
+        // not bad input: the job goes on and the first answer stands.
+        std::fprintf(stderr,
+                     "troupe::remote: rank %d: the reply to \"%.*s\" from rank %d came for a "
+                     "request already answered on this rank (replied to while it was asked on "
+                     "another rank?); the reply is dropped, the first answer stands\n",
+                     rank, static_cast<int>(name.size()), name.data(), from);
+        std::fflush(stderr);
+        return;
     } catch (const std::exception& e) {
         completing_.store(nullptr, std::memory_order_release);
         report(from, std::string{name},
@@ -1082,6 +1185,10 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
 }
 
 void engine::handle_lookup(const frame_header& h, byte_reader& payload, int from) {
+    // This rank said goodbye (its actors are gone or going): the asker
+    // fails the lookup with rank_lost when the goodbye, shipped before any
+    // answer, reaches it; an answer would say less ("publishes none").
+    if (ending_.load(std::memory_order_seq_cst)) return;
     std::string name;
     try {
         get(payload, name);
@@ -1102,6 +1209,12 @@ void engine::handle_lookup(const frame_header& h, byte_reader& payload, int from
             found = 1;
             id = it->second;
             type = by_id_[id - 1].type;
+        } else if (auto g = std::find_if(
+                       by_id_.rbegin(), by_id_.rend(),
+                       [&](const published& p) { return p.a == nullptr && p.name == name; });
+                   g != by_id_.rend()) {
+            found = 2;  // published under that name, and destroyed since
+            type = g->type;
         } else {
             for (auto& [n, i] : by_name_) names.push_back(n);
             std::sort(names.begin(), names.end());
@@ -1115,7 +1228,11 @@ void engine::handle_lookup(const frame_header& h, byte_reader& payload, int from
     put(w, type);
     put(w, names);
     end_frame(b);
-    ship(from, b);
+    try {
+        ship(from, b);
+    } catch (const rank_lost&) {
+        // The asker has ended: nobody waits for the answer.
+    }
 }
 
 void engine::handle_lookup_reply(const frame_header& h, byte_reader& payload, int from) {
@@ -1133,13 +1250,14 @@ void engine::handle_lookup_reply(const frame_header& h, byte_reader& payload, in
                    e.what());
         return;
     }
-    a.found = found != 0;
+    a.found = found == 1;
+    a.gone = found == 2;
     std::function<void(const lookup_answer&)> done;
     {
         std::lock_guard g{lookups_mutex_};
         auto it = lookups_.find(h.target);
-        if (it == lookups_.end()) return;
-        done = std::move(it->second);
+        if (it == lookups_.end()) return;  // failed already: `from` has ended
+        done = std::move(it->second.done);
         lookups_.erase(it);
     }
     awaiting_.fetch_sub(1, std::memory_order_seq_cst);

@@ -32,6 +32,16 @@ namespace troupe::remote::detail {
 /// Tag of batches on the engine's communicator.
 inline constexpr int data_tag = 1;
 
+/// Where this rank may spin (binding.cpp).
+struct binding {
+    int cpus = 0;       // CPUs in this rank's affinity mask
+    int sharers = 1;    // ranks of this node whose masks overlap it (itself included)
+    bool spare = true;  // a spinning poller takes no CPU another thread needs
+};
+/// Probes the affinity masks of this node's ranks (collective on
+/// MPI_COMM_WORLD).
+binding probe_binding();
+
 class engine {
 public:
     engine(int rank, int size, world_options options);
@@ -41,11 +51,19 @@ public:
     const int rank, size;
     MPI_Comm comm = MPI_COMM_NULL;        // point-to-point batches (engine thread)
     MPI_Comm collective = MPI_COMM_NULL;  // stop rounds and barriers (user threads)
+    MPI_Comm final_comm = MPI_COMM_NULL;  // the world's last barrier only (~world)
 
     // ---- any thread
+    // Queues `frame` for rank `to` (or posts it directly). Throws
+    // std::length_error if it would take the unsent batch for `to` past
+    // batch_limit_ (strong: nothing queued), std::out_of_range for a bad rank.
     void ship(int to, const byte_buffer& frame);
+    // As ship, but returns false (nothing queued; `queued`: the bytes
+    // waiting) instead of throwing when the batch is full.
+    bool ship_or_full(int to, const byte_buffer& frame, std::size_t& queued);
     void wake() noexcept;
-    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn);
+    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
+                               std::string_view name);
     void cancel_ask(std::uint64_t id) noexcept;
     // Request `q` (ask `id`) is being destroyed: forgets it, so that its
     // reply, if it comes, is dropped quietly; waits while the engine is
@@ -74,6 +92,32 @@ public:
     // Waits (sleeping) until the outboxes are empty and every send completed.
     void drain_sends();
 
+    // Polls spin only with a spare core, else yield the CPU between polls
+    // (binding.cpp); before any traffic.
+    void set_binding(const binding& b) noexcept;
+    const binding& cores() const noexcept { return binding_; }
+
+    // ---- ranks that end (rank_end.cpp)
+    // This rank's world is ending: tells every other rank (a goodbye frame
+    // after everything sent to it), which then fails what awaits this rank.
+    // `collectives`: how many collectives this rank entered on `collective`.
+    void say_goodbye(std::uint64_t collectives) noexcept;
+    // Whether rank `r` has said goodbye.
+    bool ended(int r) const noexcept {
+        return ended_[static_cast<std::size_t>(r)].load(std::memory_order_seq_cst) >= 0;
+    }
+    // The error for `what` (e.g. "ask \"bank.deposit\"") needing ended rank `r`.
+    rank_lost lost_error(int r, const std::string& what) const;
+    // The next collective on `collective` (numbered from 1 on every rank,
+    // so the k-th ones match); begin_collective throws rank_lost if a rank
+    // that ended before entering it is known already.
+    std::uint64_t begin_collective(const char* what);
+    // A rank that ended without entering collective `k`, or -1.
+    int collective_blocked(std::uint64_t k) const noexcept;
+    std::uint64_t collectives_entered() const noexcept {
+        return collectives_.load(std::memory_order_relaxed);
+    }
+
     // ---- the progress token's holder
     void watch(pending_reply& p);
     context& waiter() noexcept { return *ctx_; }
@@ -98,6 +142,7 @@ private:
     struct in_flight {
         MPI_Request req;
         byte_buffer buf;
+        int to = -1;
     };
     struct published {
         troupe::actor* a;  // nullptr once destroyed (unpublish)
@@ -113,6 +158,8 @@ private:
         // The request was destroyed before its reply came: the slot waits
         // for the reply (dropped quietly) before it is reused.
         bool abandoned = false;
+        int to = -1;            // the rank asked
+        std::string_view name;  // the request's message name (for errors)
     };
 
     void run() noexcept;
@@ -140,6 +187,12 @@ private:
     bool complete_direct();
     bool post_direct(outbox& o, int to, const byte_buffer& frame);
     bool scan_replies();
+    // Replies (replies.cpp): ships the encoded reply in `frame` to `to`, or
+    // holds it (taking the buffer) while the batch for `to` is full or
+    // earlier replies are held; drops pending_replies once it is queued.
+    void ship_reply(int to, byte_buffer& frame) noexcept;
+    // Ships held replies in order while they fit; true if it shipped any.
+    bool ship_held_replies() noexcept;
     bool idle_sleep(std::chrono::nanoseconds d);
     bool work_queued() noexcept;
     void parse(const char* p, std::size_t n, int from);
@@ -149,6 +202,9 @@ private:
     void handle_reply(const frame_header& h, std::string_view name, byte_reader& payload, int from);
     void handle_lookup(const frame_header& h, byte_reader& payload, int from);
     void handle_lookup_reply(const frame_header& h, byte_reader& payload, int from);
+    void handle_goodbye(const frame_header& h, byte_reader& payload, int from);
+    // Fails every ask and lookup awaiting ended rank `r` (rank_end.cpp).
+    void fail_awaiting(int r);
     const published* find_published(std::uint64_t id);
     void report_gone(const published& p, int from, std::string_view name);
     byte_buffer take_spare();
@@ -202,7 +258,25 @@ private:
     pending_reply* replies_ = nullptr;
     byte_buffer pbuf_;  // frames a pass builds (scratch() while it runs)
     std::size_t reply_scan_due_ = 0;
+    // Encoded replies that did not fit in their rank's unsent batch, in
+    // the order they were ready (replies.cpp); held_count_ mirrors the
+    // size for other threads (busy_sending, hot).
+    struct held_reply {
+        int to;
+        byte_buffer frame;
+    };
+    std::vector<held_reply> held_replies_;
+    std::atomic<std::size_t> held_count_{0};
+    // The most bytes one batch (one MPI message) may hold: max_frame_size,
+    // lowered only by tests (world::set_batch_limit_for_test).
+    std::atomic<std::size_t> batch_limit_{max_frame_size};
 
+public:
+    void set_batch_limit_for_test(std::size_t n) noexcept {
+        batch_limit_.store(n ? n : max_frame_size, std::memory_order_relaxed);
+    }
+
+private:
     // Asks awaiting replies: slot table with a free list (no allocation
     // once grown); id = generation << 32 | (index + 1).
     troupe::spinlock asks_lock_{"troupe::remote asks"};
@@ -222,7 +296,23 @@ private:
     // Lookups awaiting answers.
     std::mutex lookups_mutex_;
     std::uint64_t next_lookup_ = 1;
-    std::unordered_map<std::uint64_t, std::function<void(const lookup_answer&)>> lookups_;
+    struct pending_lookup {
+        int to;
+        std::string name;
+        std::function<void(const lookup_answer&)> done;
+    };
+    std::unordered_map<std::uint64_t, pending_lookup> lookups_;
+
+    // Per rank: -1 while it runs; once it said goodbye, the number of
+    // collectives it entered (seq_cst: Dekker pairs with register_ask and
+    // lookup, see rank_end.cpp).
+    std::unique_ptr<std::atomic<std::int64_t>[]> ended_;
+    std::atomic<bool> ending_{false};  // this rank said goodbye
+    // Whether the engine thread, polling while hot and alone, may keep the
+    // CPU after a pass that did work (a spare core: set_binding).
+    std::atomic<bool> spin_freely_{true};
+    binding binding_;
+    std::atomic<std::uint64_t> collectives_{0};  // entered on `collective`
 
     std::mutex raw_lock_;
 };

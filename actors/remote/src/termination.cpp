@@ -10,7 +10,7 @@
 namespace troupe::remote {
 
 namespace detail {
-void wait_request(MPI_Request& r);
+void wait_collective(engine& e, MPI_Request& r, std::uint64_t k, const char* what);
 }
 
 namespace {
@@ -70,9 +70,10 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
         std::uint64_t local[slots], global[slots];
         snapshot(e, sys, local);
         local[give_up] = (rank_ == 0 && std::chrono::steady_clock::now() - start >= limit) ? 1 : 0;
+        const std::uint64_t k = e.begin_collective("world::stop (a termination round)");
         MPI_Request r;
         MPI_Iallreduce(local, global, slots, MPI_UINT64_T, MPI_SUM, e.collective, &r);
-        detail::wait_request(r);
+        detail::wait_collective(e, r, k, "world::stop (a termination round)");
         const bool quiet = global[busy] == 0 && global[sent] == global[received];
         // Two consecutive quiet rounds with the same counts: nothing was
         // sent between them, so nothing is in flight and nobody is working.

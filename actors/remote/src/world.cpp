@@ -29,7 +29,20 @@ void wait_sleeping(MPI_Request& r) {
 }  // namespace
 
 namespace detail {
-void wait_request(MPI_Request& r) { wait_sleeping(r); }
+void wait_collective(engine& e, MPI_Request& r, std::uint64_t k, const char* what) {
+    auto poll = defaults::remote::collective_first_poll;
+    for (;;) {
+        int done = 0;
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        // A rank that ended without entering this collective never will.
+        // The request stays posted (MPI cannot cancel a collective), and
+        // every later collective fails at once (begin_collective).
+        if (const int gone = e.collective_blocked(k); gone >= 0) throw e.lost_error(gone, what);
+        this_thread::sleep_for(poll);
+        poll = std::min(poll * 2, defaults::remote::collective_max_poll);
+    }
+}
 }  // namespace detail
 
 world::world(int& argc, char**& argv, world_options options) {
@@ -79,7 +92,9 @@ void world::start(int* argc, char*** argv, world_options options) {
                          argv && *argv && **argv ? (*argv)[0] : "program");
             std::fflush(stderr);
         }
+        const detail::binding cores = detail::probe_binding();
         engine_ = std::make_unique<detail::engine>(rank_, size_, std::move(options));
+        engine_->set_binding(cores);
     } catch (...) {
         if (owns_mpi_) MPI_Finalize();
         world_exists = false;
@@ -88,9 +103,17 @@ void world::start(int* argc, char*** argv, world_options options) {
 }
 
 world::~world() {
-    // Every rank's sends complete before any engine stops receiving.
+    // Goodbye first: whatever other ranks still await from this one fails
+    // there at once (they may be far from their own end).
+    engine_->say_goodbye(engine_->collectives_entered());
+    // Every rank's sends complete before any engine stops receiving (sends
+    // to ranks that ended do not count: nobody receives them).
     engine_->drain_sends();
-    barrier();
+    // On a communicator of its own: it never matches a barrier or a stop
+    // round of a rank still running (which fails instead, naming this rank).
+    MPI_Request r;
+    MPI_Ibarrier(engine_->final_comm, &r);
+    wait_sleeping(r);
     engine_.reset();
     if (owns_mpi_) MPI_Finalize();
     world_exists = false;
@@ -100,9 +123,10 @@ int world::rank() const noexcept { return rank_; }
 int world::size() const noexcept { return size_; }
 
 void world::barrier() {
+    const std::uint64_t k = engine_->begin_collective("world::barrier()");
     MPI_Request r;
     MPI_Ibarrier(engine_->collective, &r);
-    wait_sleeping(r);
+    detail::wait_collective(*engine_, r, k, "world::barrier()");
 }
 
 std::uint64_t world::frames_sent() const noexcept {
@@ -114,6 +138,10 @@ std::uint64_t world::frames_received() const noexcept {
 
 void world::inject_raw_for_test(int rank, const void* bytes, std::size_t n) {
     engine_->send_raw(rank, bytes, n);
+}
+
+void world::set_batch_limit_for_test(std::size_t bytes) noexcept {
+    engine_->set_batch_limit_for_test(bytes);
 }
 
 std::string world::not_found_text(int rank, const std::string& name, const std::string& wanted,

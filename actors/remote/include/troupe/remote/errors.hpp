@@ -78,6 +78,35 @@ private:
     std::string name_, actor_type_, message_type_;
 };
 
+/// A rank this one needed has ended: its world was destroyed (it returned
+/// from main, early or late, or unwound from an exception) while this rank
+/// still asked it, looked an actor up there, sent to it or waited for it
+/// in a collective (barrier, stop). Every ask and lookup awaiting that rank
+/// fails with it at once (through its future), later ones at once too, a
+/// send to it throws it, and a barrier or stop it will never join throws
+/// it. what() names the rank and what failed. Other modules build on it:
+/// world_options::on_rank_lost is called with one once per lost rank.
+class rank_lost : public remote_error {
+public:
+    /// Why the rank is lost.
+    enum class reason : unsigned char {
+        /// Its world was destroyed: the rank said goodbye and answers no
+        /// more. (A rank that dies without that takes the job down: MPI's
+        /// default error handler aborts every rank.)
+        ended,
+    };
+    rank_lost(int rank, reason why, const std::string& what)
+        : remote_error(what), rank_(rank), why_(why) {}
+    /// The rank that is lost.
+    int rank() const noexcept { return rank_; }
+    /// Why it is lost.
+    reason why() const noexcept { return why_; }
+
+private:
+    int rank_;
+    reason why_;
+};
+
 /// Bad input from the network (an unknown message name, a truncated or
 /// malformed frame, a message the addressed actor cannot receive). Passed to the world's error
 /// handler (world_options::on_error); the frame is dropped.

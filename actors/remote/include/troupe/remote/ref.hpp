@@ -187,9 +187,12 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
         }
         watch(*d.eng, *q);
         // A finished target fails the ask (send drops it through
-        // request_dispatch with no actor).
-        troupe::detail::send(a, static_cast<M&>(*q), &request_dispatch<A, M>,
-                             troupe::detail::names_of<A, M>);
+        // request_dispatch with no actor). Never staged in the calling
+        // thread's worker (this pass may run in a waiting behaviour's park
+        // spin): later frames from the same sender, delivered by other
+        // threads, must not overtake it (per-pair FIFO).
+        troupe::detail::send_external(a, static_cast<M&>(*q), &request_dispatch<A, M>,
+                                      troupe::detail::names_of<A, M>);
     } else {
         static_assert(
             std::is_default_constructible_v<M>,
@@ -206,7 +209,9 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
             throw;
         }
         m->set_allocation(Delete);  // back to the pool after the receive
-        a | *m;
+        // Straight to the mailbox, as for requests above (per-pair FIFO).
+        troupe::detail::send_external(a, *m, &troupe::detail::dispatch<A, M>,
+                                      troupe::detail::names_of<A, M>);
     }
 }
 
@@ -217,6 +222,10 @@ struct pair_entry {
     static inline const bool registered =
         register_pair(troupe::detail::type_name<A>(), message_traits<M>::name, &deliver<A, M>);
 };
+
+/// The error type of the replies the engine makes up for asks to a rank
+/// that has ended (engine.cpp, the goodbye frame).
+inline constexpr std::string_view rank_ended_marker = "troupe::remote::detail::rank_ended";
 
 /// On the asker's rank: fulfils request M from its reply frame.
 template <class M>
@@ -245,6 +254,11 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
             q.reply_exception(std::make_exception_ptr(
                 actor_gone(from, std::move(actor_name), std::move(actor_type),
                            std::string{message_traits<M>::name}, what)));
+        } else if (type == rank_ended_marker) {
+            // Made on this rank when `from` said goodbye (never sent by a
+            // rank: a behaviour's own rank_lost arrives as remote_exception).
+            q.reply_exception(
+                std::make_exception_ptr(rank_lost(from, rank_lost::reason::ended, what)));
         } else if (type == "troupe::remote::network_error")
             q.reply_exception(std::make_exception_ptr(
                 network_error(from, std::string{message_traits<M>::name}, what)));
@@ -254,6 +268,10 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
     }
 }
 
+/// Thrown by complete() when the request was already answered on the
+/// asking rank (the engine reports it as the asker's misuse).
+struct already_answered {};
+
 /// On the asker's rank: fulfils request M from its reply frame. A reply
 /// that does not decode fails the request with network_error (and is
 /// reported by the engine).
@@ -262,6 +280,10 @@ void complete(troupe::detail::request_tag& tag, frame_kind k, byte_reader& r, in
     M& q = static_cast<M&>(tag);
     try {
         complete_reply(q, k, r, from);
+    } catch (const troupe::future_error&) {
+        // Answered on this rank already (replied to and also asked on):
+        // the asker's misuse, not bad input; the first answer stands.
+        throw already_answered{};
     } catch (const truncated_payload& e) {
         q.reply_exception(std::make_exception_ptr(network_error(
             from, std::string{message_traits<M>::name},
@@ -325,7 +347,15 @@ public:
         (void)detail::pair_entry<A, M>::registered;
         detail::mark_sent(q);  // see tell()
         detail::engine& e = engine();
-        const std::uint64_t id = detail::register_ask(e, q, &detail::complete<M>);
+        std::uint64_t id;
+        try {
+            id = detail::register_ask(e, q, &detail::complete<M>, rank_, message_traits<M>::name);
+        } catch (const rank_lost&) {
+            // The rank has ended: the ask fails at once, through its future
+            // (as one sent just before it ended does).
+            q.reply_exception(std::current_exception());
+            return q.result();
+        }
         try {
             detail::frame_buffer fb;  // the call's own: the encoder may park
             detail::byte_buffer& b = fb.get();
@@ -335,10 +365,19 @@ public:
             codec<M>::encode(q, w);
             detail::end_frame(b);
             detail::ship(e, rank_, b);
+        } catch (const rank_lost&) {  // it ended just now: as above
+            detail::cancel_ask(e, id);
+            q.reply_exception(std::current_exception());
+            return q.result();
         } catch (...) {
             detail::cancel_ask(e, id);
             throw;
         }
+        // Forwarding the request being received (inside its behaviour)
+        // passes its reply duty on with it, as `h | q` does locally: the
+        // remote actor's reply answers it. Compares addresses only (the
+        // reply may already have come and the requester freed `q`).
+        troupe::detail::take_reply_duty(&q);
         return q.result();
     }
 

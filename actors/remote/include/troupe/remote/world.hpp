@@ -59,6 +59,12 @@ struct world_options {
     /// are counted and summed up when the world ends); the job goes on.
     /// Must not block.
     std::function<void(const actor_gone&)> on_gone;
+    /// Called once per rank that ends (its world is destroyed) while this
+    /// rank's world still runs, with a rank_lost naming it, when its
+    /// goodbye arrives; by then every ask and lookup awaiting it has failed
+    /// with rank_lost. Runs where on_gone runs; must not block. Default:
+    /// nothing (the failures themselves name the rank).
+    std::function<void(const rank_lost&)> on_rank_lost;
 };
 
 /// The outcome of world::stop_for on this rank.
@@ -117,7 +123,15 @@ public:
         std::string n{name};
         detail::engine& e = engine();
         detail::lookup(e, rank, name, [f, wanted, n, rank, &e](const detail::lookup_answer& a) {
-            if (!a.found)
+            if (!a.lost.empty())
+                f->fulfil_exception(
+                    std::make_exception_ptr(rank_lost(rank, rank_lost::reason::ended, a.lost)));
+            else if (a.gone)
+                f->fulfil_exception(std::make_exception_ptr(lookup_error(
+                    "troupe::remote: lookup<" + wanted + ">(" + std::to_string(rank) + ", \"" + n +
+                    "\"): rank " + std::to_string(rank) + " published \"" + n + "\" (type " +
+                    a.type + "), and that actor has been destroyed")));
+            else if (!a.found)
                 f->fulfil_exception(
                     std::make_exception_ptr(lookup_error(not_found_text(rank, n, wanted, a))));
             else if (a.type != wanted)
@@ -168,6 +182,11 @@ public:
     /// Test hook: sends `bytes` to `rank` as one raw batch, bypassing the
     /// encoder (tests inject malformed frames with it).
     void inject_raw_for_test(int rank, const void* bytes, std::size_t n);
+    /// Test hook: lowers the most bytes one unsent batch (one MPI message)
+    /// may hold on this rank, 2 GiB - 8 by default, so that tests reach
+    /// the limit with small messages (0: the default). Call it before
+    /// sending.
+    void set_batch_limit_for_test(std::size_t bytes) noexcept;
 
     detail::engine& engine() noexcept { return *engine_; }
 

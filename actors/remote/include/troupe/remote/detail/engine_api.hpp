@@ -77,7 +77,9 @@ void ship(engine& e, int rank, const byte_buffer& b);
 using ask_complete_fn = void (*)(troupe::detail::request_tag& q, frame_kind k, byte_reader& r,
                                  int from);
 /// Records an ask awaiting its reply; returns its id (the frame's token).
-std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn);
+/// Throws rank_lost (nothing registered) if `rank` has ended.
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn, int rank,
+                           std::string_view name);
 /// Forgets an ask whose frame could not be shipped.
 void cancel_ask(engine& e, std::uint64_t id) noexcept;
 
@@ -127,6 +129,8 @@ void watch(engine& e, pending_reply& p);
 
 struct lookup_answer {
     bool found = false;
+    bool gone = false;  // published under that name, and destroyed since
+    std::string lost;   // non-empty: the rank has ended (the error's text)
     std::uint64_t id = 0;
     std::string type;                    // the published actor's type
     std::vector<std::string> published;  // the names published there (when not found)

@@ -26,6 +26,7 @@ enum class frame_kind : std::uint16_t {
     reply_error = 4,   // the reply to ask id `target`; payload: type name, what()
     lookup = 5,        // payload: the name looked up; reply to lookup id `token`
     lookup_reply = 6,  // to lookup id `target`; payload: found, id, type, names
+    goodbye = 7,       // the sender's world is ending; payload: its collectives entered
 };
 
 inline constexpr std::uint32_t frame_magic = 0x7470726fu;  // "tpro"
