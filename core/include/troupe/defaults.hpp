@@ -83,5 +83,15 @@ inline constexpr int spinlock_backoff_pauses = 16;
 /// starvation threshold, `starvationThresholdNs`).
 inline constexpr std::chrono::microseconds barging_starvation{1000};
 
+/// Tasks a fork-join worker's deque holds (troupe/parallel.hpp); a fork
+/// beyond it runs inline. Loops and balanced recursions need about their
+/// depth; a power of two.
+inline constexpr std::size_t fork_join_deque = 1024;
+
+/// Failed steal attempts (a pause between two) a fork-join worker makes
+/// before it parks: a helper with nothing to steal, a forker whose task was
+/// stolen. Each attempt looks at every worker of the region once.
+inline constexpr unsigned fork_join_spins = 2000;
+
 }  // namespace core
 }  // namespace troupe::defaults
