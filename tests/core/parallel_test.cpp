@@ -74,6 +74,52 @@ TEST_CASE("fork_join: fib is right from a user thread") {
     });
 }
 
+TEST_CASE("fork_join: a forked callable runs beside its forker (it is stolen)") {
+    // The first callable returns only once the second has started, so the
+    // second must be stolen by a helper: this hangs (the watchdog fires)
+    // if fork-join ran serially with more than one processor.
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            run_in(c, [] {
+                for (int round = 0; round < 20; ++round) {
+                    std::atomic<bool> second{false};
+                    troupe::fork_join(
+                        [&] { troupe_test::wait_until([&] { return second.load(); }); },
+                        [&] { second.store(true); });
+                }
+            });
+        },
+        {2, 4});
+    // From an OS thread a 1-processor cluster gives one helper too.
+    troupe_test::watchdog w{"fork-join: OS thread root on 1 processor"};
+    troupe_test::leak_check no_leaks;
+    troupe::cluster c{1};
+    troupe::lend_while_blocked lend{c};
+    std::atomic<bool> second{false};
+    troupe::fork_join([&] { troupe_test::wait_until([&] { return second.load(); }); },
+                      [&] { second.store(true); });
+}
+
+TEST_CASE("parallel_for: blocks run on several workers at once") {
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            run_in(c, [] {
+                // Index 0 waits for index 1: [1, 2) must be stolen and run meanwhile.
+                std::atomic<bool> one{false};
+                troupe::parallel_for(
+                    0, 2,
+                    [&](int i) {
+                        if (i == 0) troupe_test::wait_until([&] { return one.load(); });
+                        else one.store(true);
+                    },
+                    1);
+            });
+        },
+        {2, 4});
+}
+
 TEST_CASE("fork_join: three or more callables all run once") {
     on_processors([](troupe::cluster& c) {
         troupe_test::leak_check no_leaks;
