@@ -20,11 +20,13 @@ int main() {
     troupe::processors p{2};
     const auto t0 = std::chrono::steady_clock::now();
     const long r = fib(30);
-    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     troupe::sout.println("fib(30) = ", r, " in ", static_cast<long>(ms), " ms");
 
     try {
-        troupe::fork_join([] { fib(20); }, [] { throw std::runtime_error("the right side failed"); });
+        troupe::fork_join([] { fib(20); },
+                          [] { throw std::runtime_error("the right side failed"); });
     } catch (const std::exception& e) {
         troupe::sout.println("fork_join rethrew: ", e.what());
     }

@@ -15,7 +15,8 @@ void quicksort(std::int64_t* first, std::int64_t* last) {
         // Median of three as the pivot, then a three-way split.
         const std::int64_t a = first[0], b = first[(last - first) / 2], c = last[-1];
         const std::int64_t pivot = std::max(std::min(a, b), std::min(std::max(a, b), c));
-        std::int64_t* lt = std::partition(first, last, [pivot](std::int64_t x) { return x < pivot; });
+        std::int64_t* lt =
+            std::partition(first, last, [pivot](std::int64_t x) { return x < pivot; });
         std::int64_t* gt = std::partition(lt, last, [pivot](std::int64_t x) { return x == pivot; });
         troupe::fork_join([&] { quicksort(first, lt); }, [&] { quicksort(gt, last); });
         return;
@@ -34,6 +35,7 @@ int main() {
     troupe::thread sorter{[&] { quicksort(v.data(), v.data() + v.size()); }};
     sorter.join();
 
-    troupe::sout.println("sorted ", v.size(), " numbers: ", std::is_sorted(v.begin(), v.end()) ? "yes" : "NO",
+    troupe::sout.println("sorted ", v.size(),
+                         " numbers: ", std::is_sorted(v.begin(), v.end()) ? "yes" : "NO",
                          "; smallest ", v.front(), ", largest ", v.back());
 }

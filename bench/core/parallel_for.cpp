@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
     const auto once = [&] {
         std::atomic<std::uint64_t> total{0};
         troupe::parallel_for_blocks(0L, n, [&](long b, long e) {
-            total.fetch_add(bench::fj::kernel_sum(static_cast<std::uint64_t>(b), static_cast<std::uint64_t>(e)),
-                            std::memory_order_relaxed);
+            total.fetch_add(
+                bench::fj::kernel_sum(static_cast<std::uint64_t>(b), static_cast<std::uint64_t>(e)),
+                std::memory_order_relaxed);
         });
         return total.load();
     };

@@ -1,6 +1,8 @@
 // Fork-join regions (troupe/parallel.hpp): the workers of one top-level
 // parallel call, their helper user threads, stealing, and the helpers'
 // sleep list. The design is in docs/forkjoin.md.
+#include <pthread.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -41,6 +43,25 @@ inline std::uint32_t next_random(std::uint32_t& x) noexcept {
 }
 
 const char* const helper_name = "fork-join helper";
+const char* const segment_name = "fork-join stack segment";
+
+// The address below which the calling context's stack has less than the
+// reserve left: a user thread's from its descriptor, an OS thread's from
+// its attributes (looked up once per thread; none known: no limit).
+const char* stack_limit_here() noexcept {
+    constexpr std::size_t reserve = defaults::core::fork_join_stack_reserve;
+    if (fiber* f = current_fiber()) return f->stack_low + reserve;
+    thread_local const char* limit = [] {
+        pthread_attr_t a;
+        if (pthread_getattr_np(pthread_self(), &a) != 0) return static_cast<const char*>(nullptr);
+        void* low = nullptr;
+        std::size_t size = 0;
+        const bool ok = pthread_attr_getstack(&a, &low, &size) == 0 && size > 2 * reserve;
+        pthread_attr_destroy(&a);
+        return ok ? static_cast<const char*>(low) + reserve : nullptr;
+    }();
+    return limit;
+}
 
 }  // namespace
 
@@ -60,6 +81,7 @@ public:
     }
 
     worker& root() noexcept { return workers_[0]; }
+    cluster& where() noexcept { return cluster_; }
 
     // Called by the root at its first fork (only the root has a deque
     // before the helpers exist). A helper that cannot be started (no
@@ -182,6 +204,7 @@ public:
     void helper_main(worker& me) noexcept {
         context& self = this_context();
         me.ctx = &self;
+        me.stack_limit = stack_limit_here();
         context_access::fork_join(self) = &me;
         unsigned idle = 0;
         while (!done()) {
@@ -252,6 +275,24 @@ void wait_stolen(worker& w, task& t) noexcept {
     }
 }
 
+void run_on_fresh_stack(worker& w, void (*fn)(void*), void* arg) {
+    // The caller parks in join meanwhile and touches `w` again only after
+    // it: the segment is w's only user (thread start and join order it).
+    context* const ctx = w.ctx;
+    const char* const limit = w.stack_limit;
+    thread segment{thread_attributes{0, &w.owner->where(), segment_name}, [&w, fn, arg] {
+                       context& self = this_context();
+                       w.ctx = &self;
+                       w.stack_limit = stack_limit_here();
+                       context_access::fork_join(self) = &w;
+                       fn(arg);
+                       context_access::fork_join(self) = nullptr;
+                   }};
+    segment.join();
+    w.ctx = ctx;
+    w.stack_limit = limit;
+}
+
 std::size_t auto_grain(const worker& w, std::size_t n) noexcept {
     return std::max<std::size_t>(1, n / (32 * std::size_t{w.participants}));
 }
@@ -279,6 +320,7 @@ void scope::make_root() {
     if (!self.is_user_thread()) rs->lend.emplace(c);
     made_ = rs;
     w_ = &rs->reg.root();
+    w_->stack_limit = stack_limit_here();
     context_access::fork_join(self) = w_;
 }
 

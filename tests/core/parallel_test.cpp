@@ -309,26 +309,40 @@ TEST_CASE("fork_join: a million tasks run on a handful of threads") {
         {1, 2});
 }
 
-TEST_CASE("fork_join: a deep chain of forks on a user thread") {
+namespace {
+// A chain: every level forks a trivial callable beside the next level, so
+// the recursion is as deep as the chain is long.
+long chain(int n) {
+    if (n == 0) return 0;
+    long below = 0;
+    int here = 0;
+    troupe::fork_join([&] { here = 1; }, [&] { below = chain(n - 1); });
+    return below + here;
+}
+}  // namespace
+
+TEST_CASE("fork_join: a chain far deeper than one stack continues on fresh stacks") {
+    // 20,000 levels need megabytes of stack; a user thread has
+    // defaults::core::stack_size (128 KiB; 256 KiB under sanitizers): without
+    // the stack segments this overflows into the guard page and crashes.
     on_processors(
         [](troupe::cluster& c) {
             troupe_test::leak_check no_leaks;
             long total = 0;
-            run_in(c, [&] {
-                struct chain {
-                    static long down(int n) {
-                        if (n == 0) return 0;
-                        long below = 0;
-                        int here = 0;
-                        troupe::fork_join([&] { here = 1; }, [&] { below = down(n - 1); });
-                        return below + here;
-                    }
-                };
-                total = chain::down(200);
-            });
-            CHECK(total == 200);
+            run_in(c, [&] { total = chain(20'000); });
+            CHECK(total == 20'000);
+            CHECK(c.live_threads() == 0);
         },
         {1, 2});
+    // And from an OS thread whose own stack is the limit.
+    troupe_test::watchdog w{"fork-join chain from an OS thread"};
+    troupe::cluster c{2};
+    troupe::lend_while_blocked lend{c};
+    std::thread t{[&] {
+        troupe::lend_while_blocked inner{c};
+        CHECK(chain(20'000) == 20'000);
+    }};
+    t.join();
 }
 
 TEST_CASE("fork_join and parallel_for from an OS thread") {

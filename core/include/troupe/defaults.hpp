@@ -93,5 +93,11 @@ inline constexpr std::size_t fork_join_deque = 1024;
 /// stolen. Each attempt looks at every worker of the region once.
 inline constexpr unsigned fork_join_spins = 2000;
 
+/// Stack a fork-join call keeps in reserve: when fewer bytes than this are
+/// left below it on the calling worker's stack, the call continues on a
+/// fresh user-thread stack (a new segment) instead of overflowing, so a
+/// recursion of fork_join calls may go deeper than one stack holds.
+inline constexpr std::size_t fork_join_stack_reserve = stack_size / 4;
+
 }  // namespace core
 }  // namespace troupe::defaults

@@ -29,10 +29,13 @@
 /// plain loop. The region, its helpers and their stacks are gone when the
 /// outermost call returns. See docs/forkjoin.md.
 ///
-/// Limits: recursion depth costs stack as ordinary recursion does (a task
-/// stolen by a helper runs on the helper's stack, defaults::core::stack_size);
-/// a deque holds defaults::core::fork_join_deque tasks, beyond which forks run
-/// inline. A task that blocks on a troupe primitive parks its worker (a user
+/// Limits: recursion costs stack as ordinary recursion does (a task stolen
+/// by a helper runs on the helper's stack, defaults::core::stack_size), but
+/// a `fork_join` called with less than defaults::core::fork_join_stack_reserve
+/// left on its stack continues on a fresh user-thread stack, so a recursion
+/// may go deeper than one stack (it costs a stack per segment; memory grows
+/// with the depth, as any recursion's does). A deque holds defaults::core::fork_join_deque tasks,
+/// beyond which forks run inline. A task that blocks on a troupe primitive parks its worker (a user
 /// thread) like any user thread; the others go on.
 #include <concepts>
 #include <cstddef>
@@ -190,9 +193,16 @@ requires(sizeof...(F) >= 1 && (std::is_invocable_v<F&> && ...)) void fork_join(F
     if constexpr (sizeof...(F) == 1) {
         (fns(), ...);
     } else {
-        [&]<class F1, class... Rest>(F1& f1, Rest&... rest) {
-            detail::fj::fork_join_on(s.self(), std::index_sequence_for<Rest...>{}, f1, rest...);
-        }(fns...);
+        detail::fj::worker& w = s.self();
+        auto call = [&] {
+            [&]<class F1, class... Rest>(F1& f1, Rest&... rest) {
+                detail::fj::fork_join_on(w, std::index_sequence_for<Rest...>{}, f1, rest...);
+            }(fns...);
+        };
+        // Deep recursion: go on on a fresh stack rather than overflow.
+        if (detail::fj::stack_low(w)) [[unlikely]]
+            detail::fj::on_fresh_stack(w, call);
+        else call();
     }
 }
 

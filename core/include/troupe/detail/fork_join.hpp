@@ -117,7 +117,10 @@ struct worker {
     deque tasks;
     region* owner = nullptr;
     context* ctx = nullptr;
-    bool solo = false;               // the region has no helpers: forks run inline
+    bool solo = false;  // the region has no helpers: forks run inline
+    // Below this address the stack of the context running the worker has
+    // less than defaults::core::fork_join_stack_reserve left.
+    const char* stack_limit = nullptr;
     std::uint32_t index = 0;         // in its region (0: the root)
     std::uint32_t participants = 1;  // workers of its region
     std::uint32_t rng = 1;
@@ -135,6 +138,38 @@ void notify_work(worker& w) noexcept;
 // Out of line: w's task `t` was stolen; run other tasks of the region
 // while it is not done, then park until its thief finishes it.
 void wait_stolen(worker& w, task& t) noexcept;
+
+// Whether the caller's stack has less than the reserve left.
+[[gnu::always_inline]] inline bool stack_low(const worker& w) noexcept {
+    return static_cast<const char*>(__builtin_frame_address(0)) < w.stack_limit;
+}
+
+// Out of line: runs fn(arg) on a new user thread (a fresh stack) that
+// takes over `w` for the call, and waits for it. fn must not throw.
+// Throws std::bad_alloc or std::system_error (nothing ran) if no thread
+// can be made.
+void run_on_fresh_stack(worker& w, void (*fn)(void*), void* arg);
+
+// Runs body() there, rethrowing what it throws.
+template <class Body>
+void on_fresh_stack(worker& w, Body& body) {
+    struct call {
+        Body* body;
+        std::exception_ptr error;
+    } c{&body, nullptr};
+    run_on_fresh_stack(
+        w,
+        [](void* p) {
+            auto* cp = static_cast<call*>(p);
+            try {
+                (*cp->body)();
+            } catch (...) {
+                cp->error = std::current_exception();
+            }
+        },
+        &c);
+    if (c.error) std::rethrow_exception(c.error);
+}
 
 // Queues `t` on w's deque; false if it must run inline (no helpers, or the
 // deque is full). The caller must reclaim() it before leaving its scope.
