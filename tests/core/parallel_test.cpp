@@ -4,6 +4,7 @@
 // threads, at 1, 2 and 4 processors.
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -181,6 +182,12 @@ TEST_CASE("parallel_for: a range's elements are updated in place; blocks cover i
                 16);
             for (auto& x : covered) REQUIRE(x.load() == 1);
             CHECK(blocks.load() <= 10'000 / 16);
+            // The whole of int: no overflow in the splitting (UBSan checks it).
+            std::atomic<std::uint64_t> length{0};
+            troupe::parallel_for_blocks(INT_MIN, INT_MAX, [&](int b, int e) {
+                length += static_cast<std::uint64_t>(static_cast<std::int64_t>(e) - b);
+            });
+            CHECK(length.load() == std::uint64_t{UINT_MAX});
             // A range shorter than the grain is one block.
             troupe::parallel_for_blocks(
                 0, 10, [&](int b, int e) { REQUIRE((b == 0 && e == 10)); }, 16);

@@ -15,28 +15,36 @@
 /// A call made outside any parallel call (from an OS thread or a user
 /// thread) sets up a *region*: the caller becomes its first worker, and at
 /// the first fork the region starts one helper user thread per processor of
-/// `this_cluster()` (one fewer when the caller is itself a user thread of
-/// that cluster, whose processor it occupies). Calls made inside a task
-/// (nested `fork_join`, `parallel_for` in a loop body) reuse the worker they
-/// run on. A fork pushes a task, which lives on the forker's stack, on the
+/// its cluster (one fewer when the caller is itself a user thread of that
+/// cluster, whose processor it occupies). The cluster is the calling user
+/// thread's; for an OS thread, the one an enclosing `lend_while_blocked`
+/// names, else the default cluster. Calls made inside a task (nested
+/// `fork_join`, `parallel_for` in a loop body) reuse the worker they run
+/// on. A fork pushes a task, which lives on the forker's stack, on the
 /// worker's own deque; the forker then runs its own part and takes the task
 /// back and runs it inline unless an idle worker stole it meanwhile. A
 /// forker whose task was stolen runs other tasks of the region while it
-/// waits, then parks (a user thread frees its processor; an OS thread sleeps
-/// after lending itself to the cluster like `lend_while_blocked`). Loops
-/// split lazily: a worker halves its remaining range only while its deque
-/// is empty (someone took its work), so a loop nobody steals from runs as a
-/// plain loop. The region, its helpers and their stacks are gone when the
-/// outermost call returns. See docs/forkjoin.md.
+/// waits, then parks (a user thread frees its processor; an OS thread
+/// lends itself to the cluster, as `lend_while_blocked` does, then sleeps).
+/// Loops split lazily: a worker halves its remaining range only while its
+/// deque is empty (someone took its work), so a loop nobody steals from
+/// runs as a plain loop. The region, its helpers and their stacks are gone
+/// when the outermost call returns. See docs/forkjoin.md.
 ///
 /// Limits: recursion costs stack as ordinary recursion does (a task stolen
 /// by a helper runs on the helper's stack, defaults::core::stack_size), but
 /// a `fork_join` called with less than defaults::core::fork_join_stack_reserve
 /// left on its stack continues on a fresh user-thread stack, so a recursion
-/// may go deeper than one stack (it costs a stack per segment; memory grows
-/// with the depth, as any recursion's does). A deque holds defaults::core::fork_join_deque tasks,
-/// beyond which forks run inline. A task that blocks on a troupe primitive parks its worker (a user
-/// thread) like any user thread; the others go on.
+/// may go deeper than one stack holds (a stack per segment: memory grows
+/// with the depth, as any recursion's does; if no thread can be made there,
+/// the call throws std::system_error or std::bad_alloc before running
+/// anything). A deque holds defaults::core::fork_join_deque tasks, beyond
+/// which forks run inline. A task that blocks on a troupe primitive parks
+/// its worker (a user thread) like any user thread; the others go on. A
+/// callable that busy-waits for another callable of the same call without
+/// a troupe primitive relies on that one being stolen, which never happens
+/// when the region has no helper (a 1-processor cluster called from one of
+/// its user threads).
 #include <concepts>
 #include <cstddef>
 #include <exception>
@@ -103,12 +111,12 @@ public:
     // Blocks are [grain, 2 * grain) long (one block if the whole range is
     // shorter): a range is split or cut only while at least 2 * grain long.
     void run(worker& w, I b, I e) noexcept {
-        while (static_cast<std::size_t>(e - b) / 2 >= grain_) {
+        while (length(b, e) / 2 >= grain_) {
             if (failed_.load(std::memory_order_relaxed)) return;
             // Split only when every task we pushed has been taken: someone
             // is hungry. Otherwise a block at a time, checking between.
             if (w.tasks.owner_sees_empty()) {
-                const I mid = static_cast<I>(b + (e - b) / 2);
+                const I mid = advance(b, length(b, e) / 2);
                 range_task rt(*this, mid, e);
                 if (fork(w, rt)) {
                     run(w, b, mid);
@@ -116,11 +124,21 @@ public:
                     return;
                 }
             }
-            const I next = static_cast<I>(b + static_cast<I>(grain_));
+            const I next = advance(b, grain_);
             block(b, next);
             b = next;
         }
         if (!failed_.load(std::memory_order_relaxed)) block(b, e);
+    }
+
+    // e - b and b + k without signed overflow (a range may span all of I).
+    static std::size_t length(I b, I e) noexcept {
+        using U = std::make_unsigned_t<I>;
+        return static_cast<std::size_t>(static_cast<U>(static_cast<U>(e) - static_cast<U>(b)));
+    }
+    static I advance(I b, std::size_t k) noexcept {
+        using U = std::make_unsigned_t<I>;
+        return static_cast<I>(static_cast<U>(static_cast<U>(b) + static_cast<U>(k)));
     }
 
     void rethrow_if_failed() {
@@ -168,8 +186,7 @@ void parallel_blocks(I first, I last, Body& body, std::size_t grain) {
     if (!(first < last)) return;
     scope s;
     worker& w = s.self();
-    const auto n = static_cast<std::size_t>(last - first);
-    loop<I, Body> l(body, grain ? grain : auto_grain(w, n));
+    loop<I, Body> l(body, grain ? grain : auto_grain(w, loop<I, Body>::length(first, last)));
     l.run(w, first, last);
     l.rethrow_if_failed();
 }
