@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "dump_text.hpp"
 #include "fixture.hpp"
 #include "leak_check.hpp"
 #include "troupe/cluster.hpp"
@@ -415,4 +416,28 @@ TEST_CASE("parallel_for: a body that blocks on a troupe primitive") {
             CHECK(done.load() == 2000);
         });
     });
+}
+
+TEST_CASE("dump: a forker waiting for its stolen task says so") {
+    troupe_test::watchdog w{"fork-join in the dump"};
+    troupe::cluster c{2};
+    troupe::semaphore gate{0};
+    std::atomic<bool> started{false};
+    troupe::thread root{c, [&] {
+                            troupe::this_thread::set_name("fj root");
+                            // The second callable is stolen (the first waits
+                            // for it to start) and then blocks: the root
+                            // finds it stolen and parks in its join.
+                            troupe::fork_join(
+                                [&] { troupe_test::wait_until([&] { return started.load(); }); },
+                                [&] {
+                                    started.store(true);
+                                    gate.acquire();
+                                });
+                        }};
+    const std::string line = troupe_test::wait_for_line("fj root", "fork-join join");
+    CHECK(troupe_test::has(line, "fork-join join"));
+    CHECK(troupe_test::has(troupe_test::dump_now(), "fork-join helper"));
+    gate.release();
+    root.join();
 }
