@@ -9,7 +9,7 @@
 # bench_run PROGRAM ARGS... runs PROGRAM (a path) and passes only its RESULT
 # lines to stdout; notes go to stderr. A missing program is
 #   - a peer twin (a name with a peer's marker: _std_, _boost_fiber_, caf_,
-#     _caf_, _mpi_, _baseline_; or a program outside $BUILD/bench, such as
+#     _caf_, _mpi_, _baseline_, _tbb_, _openmp_; or a program outside $BUILD/bench, such as
 #     the Go twins): skipped, with one note per program (its peer was not
 #     installed when the build was configured);
 #   - one of troupe's own programs: a failure (bench/run builds them all, so
@@ -35,7 +35,7 @@ declare -A bench_noted=()
 
 bench_is_twin() {  # bench_is_twin PATH
   case "${1##*/}" in
-    *_std_* | *_boost_fiber_* | caf_* | *_caf_* | *_mpi_* | *_baseline_*) return 0 ;;
+    *_std_* | *_boost_fiber_* | caf_* | *_caf_* | *_mpi_* | *_baseline_* | *_tbb_* | *_openmp_*) return 0 ;;
   esac
   case "$1" in
     "${BUILD:-}"/bench/*) return 1 ;;

@@ -21,6 +21,9 @@ fi
 # skipped with a note, a missing troupe program fails; see bench/lib.sh).
 run() { bench_run "$bin/$1" "${@:2}"; }
 
+# shellcheck source=run_forkjoin.sh
+source "$(dirname "$0")/run_forkjoin.sh"
+
 for ((r = 1; r <= RUNS; r++)); do
     echo "core: round $r of $RUNS" >&2
     run core_thread_create_join --iters=$create_iters
@@ -55,5 +58,7 @@ for ((r = 1; r <= RUNS; r++)); do
     done
 
     run core_idle_cpu --ms=$idle_ms --threads=1000 --processors=4
+
+    fork_join_round
 done
 exit $bench_status

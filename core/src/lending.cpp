@@ -102,6 +102,8 @@ void processor::lend(context& waiter) noexcept {
     set_current_processor(nullptr);
 }
 
+cluster_impl* lending_to() noexcept { return tls_lend_to; }
+
 void lend_kernel_thread(context& self) noexcept {
     cluster_impl* c = tls_lend_to;
     if (!c || current_processor()) return;

@@ -34,6 +34,7 @@ struct context_access {
     static context*& prev(context& c) noexcept { return c.reg_prev_; }
     static context*& next(context& c) noexcept { return c.reg_next_; }
     static context* next(const context& c) noexcept { return c.reg_next_; }
+    static void*& fork_join(context& c) noexcept { return c.fork_join_; }
     static bool parked(const context& c) noexcept {
         return c.state_.load(std::memory_order_acquire) == context::parked;
     }

@@ -305,5 +305,8 @@ void set_current_processor(processor* p) noexcept;
 // its kernel thread (troupe::lend_while_blocked), runs ready user threads of
 // that cluster until `self` has a banked permit or nothing is ready.
 void lend_kernel_thread(context& self) noexcept;
+// The cluster this OS thread lends itself to (the innermost live
+// troupe::lend_while_blocked), or nullptr.
+cluster_impl* lending_to() noexcept;
 
 }  // namespace troupe::detail

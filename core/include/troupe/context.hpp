@@ -70,6 +70,9 @@ private:
     enum : std::uint32_t { running = 0, permit = 1, parked = 2 };
     std::atomic<std::uint32_t> state_{running};
     kind kind_;
+    // The fork-join worker this context runs as (troupe/parallel.hpp), or
+    // nullptr; written and read only by the context itself.
+    void* fork_join_ = nullptr;
 };
 
 /// The calling context (the current user thread, or this OS thread's record).

@@ -11,6 +11,7 @@
 #include "troupe/error.hpp"
 #include "troupe/future.hpp"
 #include "troupe/mcs_lock.hpp"
+#include "troupe/parallel.hpp"
 #include "troupe/select.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/sout.hpp"

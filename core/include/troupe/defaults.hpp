@@ -83,5 +83,21 @@ inline constexpr int spinlock_backoff_pauses = 16;
 /// starvation threshold, `starvationThresholdNs`).
 inline constexpr std::chrono::microseconds barging_starvation{1000};
 
+/// Tasks a fork-join worker's deque holds (troupe/parallel.hpp); a fork
+/// beyond it runs inline. Loops and balanced recursions need about their
+/// depth; a power of two.
+inline constexpr std::size_t fork_join_deque = 1024;
+
+/// Failed steal attempts (a pause between two) a fork-join worker makes
+/// before it parks: a helper with nothing to steal, a forker whose task was
+/// stolen. Each attempt looks at every worker of the region once.
+inline constexpr unsigned fork_join_spins = 2000;
+
+/// Stack a fork-join call keeps in reserve: when fewer bytes than this are
+/// left below it on the calling worker's stack, the call continues on a
+/// fresh user-thread stack (a new segment) instead of overflowing, so a
+/// recursion of fork_join calls may go deeper than one stack holds.
+inline constexpr std::size_t fork_join_stack_reserve = stack_size / 4;
+
 }  // namespace core
 }  // namespace troupe::defaults
