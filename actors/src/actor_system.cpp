@@ -113,7 +113,15 @@ void write_actor_dump(void* arg, std::ostream& os) {
     os << "  messages queued: " << queued << " in " << shown << " mailbox(es)\n";
     // Sent with troupe::ask and not answered yet (requests sent with `|`
     // are not counted; remote asks are not either).
-    os << "  asks outstanding: " << ex.asks.p->outstanding() << "\n";
+    // Expired asks whose receiver has not answered yet are shown apart.
+    const ask_counter& asks = *ex.asks.p;
+    const std::uint64_t all = asks.outstanding(),
+                        late = asks.awaiting_late.load(std::memory_order_relaxed);
+    os << "  asks outstanding: " << (all > late ? all - late : 0) << "\n";
+    if (const std::uint64_t t = asks.timed_out.load(std::memory_order_relaxed); t != 0 || late != 0)
+        os << "  asks timed out: " << t << " (" << late << " still held by their receiver)\n";
+    if (const std::uint64_t d = asks.late_replies.load(std::memory_order_relaxed); d != 0)
+        os << "  late replies dropped: " << d << "\n";
     const stop_report r = survivors_now(ex);
     for (const survivor& s : r.survivors)
         os << "  live actors of type " << s.type << ": " << s.count << "\n";

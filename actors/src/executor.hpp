@@ -294,6 +294,12 @@ public:
 // ask and per answer; see begin_ask/end_ask in actor.cpp).
 struct ask_counter {
     std::atomic<std::uint64_t> word{1};
+    // Asks with a deadline (deadline.cpp): expired, and expired rounds whose
+    // receiver has not answered yet (still counted in `word`); answers that
+    // came after the expiry and were dropped.
+    std::atomic<std::uint64_t> timed_out{0};
+    std::atomic<std::uint64_t> awaiting_late{0};
+    std::atomic<std::uint64_t> late_replies{0};
     std::uint64_t outstanding() const noexcept { return word.load(std::memory_order_relaxed) >> 1; }
 };
 

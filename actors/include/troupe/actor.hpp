@@ -93,7 +93,8 @@ class actor;
 namespace detail {
 struct send_access;
 struct worker_access;
-struct ask_counter;  // executor.hpp
+struct ask_counter;   // executor.hpp
+struct deadline_ask;  // request.hpp's deadline record (deadline.cpp)
 struct publish_access;
 /// Set by a module that makes actors reachable from other processes
 /// (troupe-remote, before it marks any actor): `~actor` calls it first, for
@@ -127,6 +128,10 @@ struct request_tag {
     /// answered). Touched by the requester, then by the one replier, each
     /// after the other (the send and the reply order them).
     ask_counter* counted_ask = nullptr;
+    /// The deadline of an ask with one (troupe::ask(a, q, deadline)): its
+    /// timer and what a late answer signals. Owned by the requester's side
+    /// (freed by reset() or the destructor).
+    deadline_ask* deadline = nullptr;
 };
 
 /// ask(): counts `q` in the asks outstanding of `a`'s system (nothing if
