@@ -53,8 +53,9 @@ long dump_count(const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("a deadline fails the ask naming actor and request; the late reply is dropped and "
-          "counted") {
+TEST_CASE(
+    "a deadline fails the ask naming actor and request; the late reply is dropped and "
+    "counted") {
     on_workers([](std::size_t w) {
         troupe_test::leak_check no_leaks;
         troupe::actor_system sys{w};

@@ -8,6 +8,7 @@
 #include "troupe/behaviour_exception.hpp"
 #include "troupe/executor_config.hpp"
 #include "troupe/message.hpp"
+#include "troupe/monitor.hpp"
 #include "troupe/poison_pill.hpp"
 #include "troupe/request.hpp"
 #include "troupe/request_error.hpp"
