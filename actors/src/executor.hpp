@@ -394,6 +394,8 @@ public:
     dump_section dump_;
     // Asks outstanding to this system's actors (for the dump).
     ask_counter_ref asks;
+    // Timer messages dropped because their actor had finished (timers.cpp).
+    std::atomic<std::uint64_t> timers_dropped{0};
 
 private:
     friend class worker;  // parks and spins through idle_ (worker.cpp)

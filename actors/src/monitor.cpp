@@ -215,8 +215,8 @@ allocation exit_received(actor& a, exit_msg& e) noexcept {
     tls_end.set = true;
     tls_end.why = exit_reason::kind::linked;
     try {
-        tls_end.what = describe("linked actor", nullptr, e.who) + " ended (" +
-                       e.reason.to_string() + ")";
+        tls_end.what =
+            describe("linked actor", nullptr, e.who) + " ended (" + e.reason.to_string() + ")";
     } catch (...) {
         tls_end.what.clear();
     }
@@ -295,8 +295,7 @@ void life_free(actor& a) noexcept {
         why.why = exit_reason::kind::destroyed;
         try {
             end_record(*r, why, downs, exits);
-        } catch (...) {
-        }
+        } catch (...) {}
         life_lock.unlock();
         fire(&a, r->reason, downs, exits);
         life_lock.lock();

@@ -313,6 +313,10 @@ inline void finish_message(message& m) {
 
 template <class A, class M>
 inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
+/// The names of runtime-made sends whose drop is expected (timers, downs,
+/// exit signals).
+template <class A, class M>
+inline constexpr dispatch_names quiet_names_of{type_name<A>(), type_name<M>(), true};
 
 /// Runs the receive of an M by an A chosen at compile time (a receive
 /// returning void means `Nodelete`).

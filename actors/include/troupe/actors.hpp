@@ -4,6 +4,7 @@
 #include "troupe/actor_defaults.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
+#include "troupe/actor_timer.hpp"
 #include "troupe/allocation.hpp"
 #include "troupe/behaviour_exception.hpp"
 #include "troupe/executor_config.hpp"

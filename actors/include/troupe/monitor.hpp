@@ -135,8 +135,8 @@ requires std::derived_from<W, actor>
 bool monitor(W& watcher, actor& watched) {
     static_assert(detail::member_receiver<W, down> || detail::free_receiver<W, down>,
                   "troupe: a watcher needs a `receive(troupe::down&)`");
-    return detail::add_monitor(watcher, watched,
-                               {&watcher, &detail::dispatch<W, down>, &detail::names_of<W, down>});
+    return detail::add_monitor(
+        watcher, watched, {&watcher, &detail::dispatch<W, down>, &detail::quiet_names_of<W, down>});
 }
 
 /// Removes every monitor `watcher` has on `watched`; a `down` already sent
@@ -153,8 +153,9 @@ inline bool demonitor(actor& watcher, actor& watched) noexcept {
 template <class A, class B>
 requires std::derived_from<A, actor> && std::derived_from<B, actor>
 bool link(A& a, B& b) {
-    return detail::add_link(a, b, {&a, &detail::exit_dispatch<A>, &detail::names_of<A, exit_msg>},
-                            {&b, &detail::exit_dispatch<B>, &detail::names_of<B, exit_msg>});
+    return detail::add_link(a, b,
+                            {&a, &detail::exit_dispatch<A>, &detail::quiet_names_of<A, exit_msg>},
+                            {&b, &detail::exit_dispatch<B>, &detail::quiet_names_of<B, exit_msg>});
 }
 
 /// Removes the link between `a` and `b`; returns whether there was one.
