@@ -76,8 +76,7 @@ struct supervisor : troupe::actor {
         if (!e.reason.failure()) return;  // a worker that ended normally
         for (auto& s : slots) {
             if (s.get() != e.who) continue;
-            std::printf("supervisor: worker %d failed (%s)\n", s->id,
-                        e.reason.to_string().c_str());
+            std::printf("supervisor: worker %d failed (%s)\n", s->id, e.reason.to_string().c_str());
             if (++restarts > max_restarts) throw std::runtime_error("too many restarts; giving up");
             retired.push_back(std::move(s));
             s = spawn();
@@ -100,7 +99,9 @@ int main() {
     troupe::executor_config cfg;
     cfg.workers = 1;  // one worker: the printed order is the order of events
     // The supervisor handles failures; keep the default report off stderr.
-    cfg.on_behaviour_exception = [](const troupe::behaviour_exception&) { return troupe::Finished; };
+    cfg.on_behaviour_exception = [](const troupe::behaviour_exception&) {
+        return troupe::Finished;
+    };
     troupe::actor_system sys{cfg};
 
     supervisor sup{2};

@@ -38,7 +38,6 @@ struct life_record {
     executor* exec = nullptr;
     bool ended = false;
     bool trap = false;
-    allocation exit_how = Finished;
     exit_reason reason;
     std::vector<life_entry> watchers;  // monitors on this actor
     std::vector<actor*> watching;      // actors this one monitors (one per monitor)
@@ -207,11 +206,7 @@ void note_threw(const std::string& exception_type, const std::string& what) noex
 
 allocation exit_received(actor& a, exit_msg& e) noexcept {
     if (!e.reason.failure()) return Nodelete;  // a normal end does not kill
-    allocation how = Finished;
-    life_lock.lock();
-    if (life_record* r = record_of(a, false)) how = r->exit_how;
-    life_lock.unlock();
-    if (how == Nodelete) how = Finished;
+    (void)a;
     tls_end.set = true;
     tls_end.why = exit_reason::kind::linked;
     try {
@@ -220,7 +215,8 @@ allocation exit_received(actor& a, exit_msg& e) noexcept {
     } catch (...) {
         tls_end.what.clear();
     }
-    return how;
+    // Finished, never Delete: a second exit may already be queued for it.
+    return Finished;
 }
 
 void life_ended(actor& a, allocation how) noexcept {
@@ -271,7 +267,9 @@ void life_ended(actor& a, allocation how) noexcept {
         r.watchers.clear();
     }
     life_lock.unlock();
-    fire(&a, r.reason, downs, exits);
+    // Fired with our copy of the reason: once a watcher has its down, it
+    // may free the actor (a Finished one), and with it the record.
+    fire(&a, why, downs, exits);
 }
 
 void life_destroyed(actor& a) noexcept {
@@ -444,17 +442,6 @@ bool traps_exits(const actor& a) noexcept {
     const bool on = r && r->trap;
     life_lock.unlock();
     return on;
-}
-
-void set_exit_action(actor& a, allocation how) {
-    life_lock.lock();
-    try {
-        if (life_record* r = record_of(a, true)) r->exit_how = how;
-    } catch (...) {
-        life_lock.unlock();
-        throw;
-    }
-    life_lock.unlock();
 }
 
 // executor::stop gave up: the survivors of `ex` that someone watches end

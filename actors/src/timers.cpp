@@ -59,7 +59,8 @@ executor* exec_of_target(const timer_core& c) noexcept {
 }
 
 void count_dropped(const timer_core& c) noexcept {
-    if (executor* ex = exec_of_target(c)) ex->timers_dropped.fetch_add(1, std::memory_order_relaxed);
+    if (executor* ex = exec_of_target(c))
+        ex->timers_dropped.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -176,7 +177,7 @@ bool timer_cancel_actor(timer_core& c, bool periodic) noexcept {
             return true;  // the queued envelope is dropped at its turn
         case timer_running:
             if (!move(c, timer_running, timer_running_cancelled)) continue;
-            return periodic;  // a one-shot's only delivery is under way
+            return periodic;    // a one-shot's only delivery is under way
         default: return false;  // cancelled, done
         }
     }

@@ -42,8 +42,8 @@ struct counter : troupe::actor {
         sum += t.n;
         const long n = ticks.fetch_add(1, std::memory_order_relaxed) + 1;
         if (stop_at != 0 && n == stop_at) {
-            cancel_result = beat.cancel();    // from its own delivery
-            second_cancel = beat.cancel();    // twice
+            cancel_result = beat.cancel();  // from its own delivery
+            second_cancel = beat.cancel();  // twice
             stopped.fulfil();
         }
     }
@@ -109,8 +109,8 @@ TEST_CASE("a periodic timer started from a behaviour, cancelled from its own del
         troupe_test::wait_until([&] { return pending() == 0; });  // the flight ended
         count_q q;
         CHECK(troupe::ask(c, q).get() == 5);  // never a sixth
-        CHECK(c.cancel_result);       // it stopped future ticks
-        CHECK_FALSE(c.second_cancel);  // nothing left to stop
+        CHECK(c.cancel_result);               // it stopped future ticks
+        CHECK_FALSE(c.second_cancel);         // nothing left to stop
         die d;
         c | d;
         sys.stop();

@@ -84,9 +84,9 @@ struct periodic_part {
 struct no_period {};
 
 enum timer_state : std::uint32_t {
-    timer_armed,        // in the timer heap (or about to be re-armed)
-    timer_fired,        // its envelope is queued
-    timer_running,      // its receive runs
+    timer_armed,    // in the timer heap (or about to be re-armed)
+    timer_fired,    // its envelope is queued
+    timer_running,  // its receive runs
     timer_running_cancelled,
     timer_cancelled,
     timer_done,
@@ -123,7 +123,9 @@ struct timed_value final : M, timer_core, std::conditional_t<Periodic, periodic_
 // The record of the reference form: a carrier message pointing at the
 // caller's message.
 template <class M, bool Periodic>
-struct timed_ref final : message, timer_core, std::conditional_t<Periodic, periodic_part, no_period> {
+struct timed_ref final : message,
+                         timer_core,
+                         std::conditional_t<Periodic, periodic_part, no_period> {
     explicit timed_ref(M& m) noexcept : user(&m) {}
     M* user;
     M& payload() noexcept { return *user; }
@@ -179,7 +181,8 @@ R* timer_make(A& a, std::chrono::steady_clock::time_point when, std::unique_ptr<
 
 template <class A, class M>
 concept timer_message = std::derived_from<A, actor> && std::derived_from<M, message> &&
-                        !std::is_base_of_v<request_tag, M> && can_receive<A, M>;
+                        !std::is_base_of_v<request_tag, M> &&
+                        can_receive<A, M>;
 
 }  // namespace detail
 
@@ -234,12 +237,11 @@ struct timer_access {
 /// Sends `m` (the caller's; see "Forms") to `a` at `when`. Throws
 /// std::bad_alloc (nothing armed).
 template <class A, class M>
-requires detail::timer_message<A, M> timer_handle send_at(A& a,
-                                                          std::chrono::steady_clock::time_point when,
-                                                          M& m) {
+requires detail::timer_message<A, M> timer_handle
+send_at(A& a, std::chrono::steady_clock::time_point when, M& m) {
     using R = detail::timed_ref<M, false>;
-    return detail::timer_access::make(
-        detail::timer_make<A, M>(a, when, std::make_unique<R>(m)), false);
+    return detail::timer_access::make(detail::timer_make<A, M>(a, when, std::make_unique<R>(m)),
+                                      false);
 }
 
 /// Sends `m` (the caller's) to `a` after `delay`.
@@ -264,8 +266,7 @@ requires detail::timer_message<A, M> && std::constructible_from<M, Args&&...> ti
 send_at(A& a, std::chrono::steady_clock::time_point when, Args&&... args) {
     using R = detail::timed_value<M, false>;
     return detail::timer_access::make(
-        detail::timer_make<A, M>(a, when, std::make_unique<R>(std::forward<Args>(args)...)),
-        false);
+        detail::timer_make<A, M>(a, when, std::make_unique<R>(std::forward<Args>(args)...)), false);
 }
 
 /// Value form of send_after.
@@ -298,7 +299,8 @@ requires detail::timer_message<A, M> timer_handle send_every(A& a, std::chrono::
 template <class M, class A, class... Args>
 requires detail::timer_message<A, M> && std::constructible_from<M, Args&&...> timer_handle
 send_every(A& a, std::chrono::nanoseconds period, Args&&... args) {
-    return detail::every<A, M, detail::timed_value<M, true>>(a, period, std::forward<Args>(args)...);
+    return detail::every<A, M, detail::timed_value<M, true>>(a, period,
+                                                             std::forward<Args>(args)...);
 }
 
 }  // namespace troupe

@@ -22,6 +22,16 @@
 /// `who` identifies the actor that ended; it is only an identity (compare
 /// it; do not dereference it: a `Delete`d actor is gone).
 ///
+/// Downs and exit signals are messages: like any message, one queued for an
+/// actor that frees itself (returns Delete/Destroy) is undefined. So an
+/// actor that watches or is linked, and may still be sent a down or an exit
+/// (a link cycle sends one per failing peer), should end with `Finished`
+/// and be freed by its owner once nothing can be sent to it any more
+/// (after its system stopped: examples/supervisor.cpp keeps its ended
+/// workers until then). An exit signal that kills ends the actor with
+/// `Finished` for this reason. A watched actor that is not itself watching
+/// or linked may free itself: nothing is sent to it.
+///
 /// Threads: every function here may be called from any thread (a
 /// behaviour, main, a user thread), but a watcher (or a linked actor) must
 /// not end concurrently with the call: call it from the actor's own
@@ -98,7 +108,6 @@ bool add_link(actor& a, actor& b, const life_entry& to_a, const life_entry& to_b
 bool remove_link(actor& a, actor& b) noexcept;
 void set_trap_exits(actor& a, bool on);
 bool traps_exits(const actor& a) noexcept;
-void set_exit_action(actor& a, allocation how);
 /// Not trapping: the end this exit signal gives the receiving actor (its
 /// exit action for a failure, Nodelete for a normal end). Never throws.
 allocation exit_received(actor& a, exit_msg& e) noexcept;
@@ -170,10 +179,5 @@ void trap_exits(A& self, bool on = true) {
                   "troupe: an actor trapping exits needs a `receive(troupe::exit_msg&)`");
     detail::set_trap_exits(self, on);
 }
-
-/// What happens to `a` when an exit signal finishes it (it does not trap
-/// exits): `Finished` (the default: its storage stays its owner's),
-/// `Delete` (it was made with new) or `Destroy`. Throws std::bad_alloc.
-inline void on_exit_signal(actor& a, allocation how) { detail::set_exit_action(a, how); }
 
 }  // namespace troupe
