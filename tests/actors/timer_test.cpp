@@ -52,6 +52,19 @@ struct counter : troupe::actor {
     troupe::allocation receive(die&) { return troupe::Finished; }
 };
 
+// Cancels its one-shot timer from that timer's own delivery.
+struct self_canceller : troupe::actor {
+    troupe::timer_handle t;
+    bool result = true;
+    troupe::future<void> done;
+    void receive(start_every&) { t = troupe::send_after<tick>(*this, 1ms, 1); }
+    void receive(tick&) {
+        result = t.cancel();  // its only delivery is under way: nothing to stop
+        done.fulfil();
+    }
+    troupe::allocation receive(die&) { return troupe::Finished; }
+};
+
 // Quiet misuse handler that counts reports (a drop to a finished actor must
 // not be one).
 std::atomic<int> misuse_reports{0};
@@ -183,4 +196,20 @@ TEST_CASE("timers from another thread to many actors; a period <= 0 is refused")
     die d;
     for (auto& c : cs) c | d;
     sys.stop();
+}
+
+TEST_CASE("a one-shot cancelled from its own delivery: cancel returns false, no harm") {
+    on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
+        troupe::actor_system sys{w};
+        self_canceller a;
+        start_every s;
+        a | s;
+        a.done.get();
+        troupe_test::wait_until([&] { return pending() == 0; });
+        CHECK_FALSE(a.result);
+        die d;
+        a | d;
+        sys.stop();
+    });
 }
