@@ -152,6 +152,7 @@ void detach(actor& a) noexcept {
     worker_access::unlink_settled(a);
     mb.lock.unlock();
     worker_access::mark_ended(a);
+    life_destroyed(a);
     if constexpr (checked_build) {
         if (!ex.abandoned.load(std::memory_order_relaxed) &&
             !ex.stopped.load(std::memory_order_relaxed))
@@ -412,8 +413,12 @@ allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
             info.what = x.what();
         } catch (...) {}
         const executor_config& cfg = worker_access::box(a)->exec->cfg;
-        if (cfg.on_behaviour_exception) return cfg.on_behaviour_exception(info);
-        return default_behaviour_exception_handler(info);
+        const allocation how = cfg.on_behaviour_exception
+                                   ? cfg.on_behaviour_exception(info)
+                                   : default_behaviour_exception_handler(info);
+        // The reason its monitors and links see, if the handler ends it.
+        if (how != Nodelete) note_threw(info.exception_type, info.what);
+        return how;
     } catch (...) {
         // A throwing handler (or no memory for the report): nothing sane
         // is left to do with the actor.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "executor.hpp"
+#include "troupe/actor_timer.hpp"
 #include "troupe/error.hpp"
 
 namespace troupe {
@@ -75,6 +76,7 @@ stop_report survivors_now(executor& ex) {
         if (mb.being_processed.load(std::memory_order_acquire)) {
             ++r.busy_mailboxes;
         } else {
+            r.queued_messages += mb.pending.load(std::memory_order_relaxed);
             for (actor* a = mb.settled; a; a = worker_access::next(a)) {
                 ++by_type[&typeid(*a)];  // RTTI only here, in a report
                 ++named;
@@ -87,7 +89,10 @@ stop_report survivors_now(executor& ex) {
     for (auto& [t, n] : by_name) r.survivors.push_back({t, n});
     std::stable_sort(r.survivors.begin(), r.survivors.end(),
                      [](const survivor& a, const survivor& b) { return a.count > b.count; });
-    r.never_messaged = r.live_actors > named ? r.live_actors - named : 0;
+    const std::size_t unnamed = r.live_actors > named ? r.live_actors - named : 0;
+    // "Never messaged" only when every mailbox was looked at.
+    if (r.busy_mailboxes == 0) r.never_messaged = unnamed;
+    else r.not_inspected = unnamed;
     return r;
 }
 
@@ -113,11 +118,25 @@ void write_actor_dump(void* arg, std::ostream& os) {
     os << "  messages queued: " << queued << " in " << shown << " mailbox(es)\n";
     // Sent with troupe::ask and not answered yet (requests sent with `|`
     // are not counted; remote asks are not either).
-    os << "  asks outstanding: " << ex.asks.p->outstanding() << "\n";
+    // Expired asks whose receiver has not answered yet are shown apart.
+    const ask_counter& asks = *ex.asks.p;
+    const std::uint64_t all = asks.outstanding(),
+                        late = asks.awaiting_late.load(std::memory_order_relaxed);
+    os << "  asks outstanding: " << (all > late ? all - late : 0) << "\n";
+    if (const std::uint64_t t = asks.timed_out.load(std::memory_order_relaxed); t != 0 || late != 0)
+        os << "  asks timed out: " << t << " (" << late << " still held by their receiver)\n";
+    if (const std::uint64_t d = asks.late_replies.load(std::memory_order_relaxed); d != 0)
+        os << "  late replies dropped: " << d << "\n";
+    os << "  actor timers pending (all systems): " << actor_timers_pending() << "\n";
+    if (const std::uint64_t d = ex.timers_dropped.load(std::memory_order_relaxed); d != 0)
+        os << "  timer messages dropped (their actor had finished): " << d << "\n";
     const stop_report r = survivors_now(ex);
     for (const survivor& s : r.survivors)
         os << "  live actors of type " << s.type << ": " << s.count << "\n";
     if (r.never_messaged) os << "  live actors never messaged: " << r.never_messaged << "\n";
+    if (r.not_inspected)
+        os << "  live actors not named (in mailboxes being processed, or never messaged): "
+           << r.not_inspected << "\n";
     if (r.busy_mailboxes)
         os << "  mailboxes in a batch now (their actors not named): " << r.busy_mailboxes << "\n";
 }
@@ -250,13 +269,21 @@ std::string stop_report::to_string() const {
         sep = ", ";
     }
     if (never_messaged) {
-        s += std::string{sep} + std::to_string(never_messaged) + " not named (never sent a message";
-        s += busy_mailboxes ? ", or in one of " + std::to_string(busy_mailboxes) +
-                                  " mailbox(es) being processed)"
-                            : ")";
+        s += sep + std::to_string(never_messaged) + " never sent a message";
+        sep = ", ";
     }
-    if (!survivors.empty() || never_messaged)
-        s += " (a forgotten poison pill? e.g. `a | troupe::finished_msg`)";
+    if (not_inspected)
+        s += sep + std::to_string(not_inspected) +
+             " not named (in the mailbox(es) being processed, " + "or never sent a message)";
+    // What was seen, not a guess.
+    if (busy_mailboxes)
+        s += "; " + std::to_string(busy_mailboxes) +
+             " mailbox(es) being processed now (a behaviour running or blocked: troupe::dump "
+             "shows what each worker waits on)";
+    if (queued_messages) s += "; " + std::to_string(queued_messages) + " message(s) queued";
+    if (!busy_mailboxes && !queued_messages && (!survivors.empty() || never_messaged))
+        s += "; no behaviour running and nothing queued: they wait for a poison pill "
+             "(e.g. `a | troupe::finished_msg`) or a message that makes a behaviour end them";
     return s;
 }
 

@@ -113,6 +113,8 @@ bool lookup(const void* a, allocation& how) {
 bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
     allocation how;
     if (lookup(&a, how)) {
+        send_access::mark_sent(m);
+        if (names.quiet_drop) return false;  // expected: counted by its sender
         report_misuse(describe("actor", user_type_name(names.actor).c_str(), &a) +
                           ": sent message " + q(user_type_name(names.message)) + " after it had " +
                           ended_how(how) + "; dropped",
@@ -136,6 +138,7 @@ bool check_send(actor& a, message& m, const dispatch_names& names) noexcept {
 bool check_delivery(const envelope& e) noexcept {
     allocation how;
     if (!lookup(e.receiver, how)) return true;
+    if (e.names->quiet_drop) return false;  // expected: counted by its sender
     report_misuse(describe("actor", user_type_name(e.names->actor).c_str(), e.receiver) +
                       ": message " + q(user_type_name(e.names->message)) +
                       " (queued before it ended) delivered after it had " + ended_how(how) +

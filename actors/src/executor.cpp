@@ -375,6 +375,9 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
               << final_stats_;
 #endif
     stopped = true;
+    // The survivors' monitors and links hear of it (after `stopped`: a
+    // down to a watcher of this system is then dropped, not queued).
+    if (!done) life_system_stopped(*this);
     return rep;
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
 #include "troupe/executor_config.hpp"
+#include "troupe/monitor.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
 #include "troupe/victim_selector.hpp"
@@ -294,6 +296,12 @@ public:
 // ask and per answer; see begin_ask/end_ask in actor.cpp).
 struct ask_counter {
     std::atomic<std::uint64_t> word{1};
+    // Asks with a deadline (deadline.cpp): expired, and expired rounds whose
+    // receiver has not answered yet (still counted in `word`); answers that
+    // came after the expiry and were dropped.
+    std::atomic<std::uint64_t> timed_out{0};
+    std::atomic<std::uint64_t> awaiting_late{0};
+    std::atomic<std::uint64_t> late_replies{0};
     std::uint64_t outstanding() const noexcept { return word.load(std::memory_order_relaxed) >> 1; }
 };
 
@@ -307,6 +315,14 @@ struct ask_counter_ref {
         if (p->word.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
     }
 };
+
+// Monitors and links (monitor.cpp): the name of a reason kind; the reason
+// an ending actor's behaviour threw (set when the handler ends it); an actor
+// destroyed before it finished; the survivors of a stop that gave up.
+const char* kind_name(exit_reason::kind k) noexcept;
+void note_threw(const std::string& exception_type, const std::string& what) noexcept;
+void life_destroyed(actor& a) noexcept;
+void life_system_stopped(executor& ex) noexcept;
 
 // Writes executor `arg`'s section of troupe::dump (actor_system.cpp).
 void write_actor_dump(void* arg, std::ostream& os);
@@ -378,6 +394,8 @@ public:
     dump_section dump_;
     // Asks outstanding to this system's actors (for the dump).
     ask_counter_ref asks;
+    // Timer messages dropped because their actor had finished (timers.cpp).
+    std::atomic<std::uint64_t> timers_dropped{0};
 
 private:
     friend class worker;  // parks and spins through idle_ (worker.cpp)

@@ -530,6 +530,9 @@ inline void worker::deliver(const envelope& e) {
 void worker::end_actor(actor& a, allocation how) {
     worker_access::unlink_settled(a);
     worker_access::mark_ended(a);
+    // Monitors and links: after the mark (their messages to it are refused)
+    // and before the storage goes.
+    life_ended(a, how);
 #if defined(TROUPE_CHECKED)
     note_ended(&a, how, &exec);
 #endif

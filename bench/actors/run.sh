@@ -19,6 +19,8 @@ if [ "$QUICK" = 1 ]; then
   balance_args=(--groups=40 --rounds=5)
   balance_workers=(2)
   ask_args=(--asks=500)
+  timer_args=(--n=100000)
+  churn_args=(--n=100000)
 else
   workers=(1 2 4)
   static_t=100000000 static_c=10000000
@@ -29,6 +31,8 @@ else
   balance_args=(--groups=80 --rounds=10)
   balance_workers=(2 4)
   ask_args=(--asks=2000)
+  timer_args=(--n=1000000)
+  churn_args=(--n=1000000)
 fi
 
 # run PROGRAM ARGS...: bench_run on $bin/PROGRAM (a missing CAF twin is
@@ -68,6 +72,14 @@ done
 alternate matrix "${matrix_args[*]}" "${matrix_args[*]}"
 # Asks to one account actor from 4 plain OS threads (4 x asks requests).
 alternate ask_threads "${ask_args[*]}" "${ask_args[*]}"
+# Actor timers beside CAF's delayed_send (schedule, memory per pending
+# timer, cancel, fire rate) and monitor churn (spawn, monitor, finish).
+for ((r = 0; r < RUNS; r++)); do
+  run actors_timers "${timer_args[@]}" --workers=1
+  run caf_timers "${timer_args[@]}" --workers=1
+  run actors_monitor_churn "${churn_args[@]}" --workers=1
+  run caf_monitor_churn "${churn_args[@]}" --workers=1
+done
 for w in "${balance_workers[@]}"; do
   for mode in one multi; do
     for ((r = 0; r < RUNS; r++)); do

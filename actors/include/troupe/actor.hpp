@@ -93,8 +93,17 @@ class actor;
 namespace detail {
 struct send_access;
 struct worker_access;
-struct ask_counter;  // executor.hpp
+struct ask_counter;   // executor.hpp
+struct deadline_ask;  // request.hpp's deadline record (deadline.cpp)
 struct publish_access;
+struct life_access;
+/// The end of an actor for its monitors and links (monitor.cpp): called
+/// once, after it was marked ended and before its storage may go. Nothrow.
+void life_ended(actor& a, allocation how) noexcept;
+/// Frees the monitor/link record of an actor being destroyed. Nothrow.
+void life_free(actor& a) noexcept;
+/// A poison pill ends the actor receiving it (the reason its monitors see).
+void note_poison_pill() noexcept;
 /// Set by a module that makes actors reachable from other processes
 /// (troupe-remote, before it marks any actor): `~actor` calls it first, for
 /// an actor so marked, so the module stops delivering to it before its
@@ -127,6 +136,10 @@ struct request_tag {
     /// answered). Touched by the requester, then by the one replier, each
     /// after the other (the send and the reply order them).
     ask_counter* counted_ask = nullptr;
+    /// The deadline of an ask with one (troupe::ask(a, q, deadline)): its
+    /// timer and what a late answer signals. Owned by the requester's side
+    /// (freed by reset() or the destructor).
+    deadline_ask* deadline = nullptr;
 };
 
 /// ask(): counts `q` in the asks outstanding of `a`'s system (nothing if
@@ -205,6 +218,8 @@ public:
         if (published_) [[unlikely]]
             detail::unpublish_hook(*this);
         if (life() == alive) detail::detach(*this);
+        if (life_.load(std::memory_order_relaxed) > life_tomb_max) [[unlikely]]
+            detail::life_free(*this);
     }
 
     /// Whether a behaviour of this actor returned something other than
@@ -216,6 +231,7 @@ private:
     friend struct detail::send_access;
     friend struct detail::worker_access;
     friend struct detail::publish_access;
+    friend struct detail::life_access;
     friend void detail::attach(actor&, actor_system*, const std::source_location&);
     friend void detail::detach(actor&) noexcept;
 
@@ -244,10 +260,16 @@ private:
     // detail::mailbox), touched by the worker processing the mailbox.
     actor* reg_prev_ = nullptr;
     actor* reg_next_ = nullptr;
+    // Monitors and links (troupe/monitor.hpp): 0 while nobody watched or
+    // linked it; its record once someone did; an odd tombstone (the reason
+    // kind, shifted) once it ended unwatched. Changed by compare-and-swap
+    // only (monitor.cpp), so the end and a new monitor agree on who fires.
+    static constexpr std::uintptr_t life_tomb_max = 255;
+    std::atomic<std::uintptr_t> life_{0};
     // Marked by detail::publish_access (troupe-remote's publish) before the
     // actor is reachable from other processes; read by ~actor.
     bool published_ = false;
-    unsigned char pad_[64 - 4 * sizeof(void*) - sizeof(bool)];
+    unsigned char pad_[64 - 5 * sizeof(void*) - sizeof(bool)];
 };
 
 // 16-aligned and 64 bytes: the line holding bytes [0, 16) of an actor ends
@@ -291,6 +313,10 @@ inline void finish_message(message& m) {
 
 template <class A, class M>
 inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
+/// The names of runtime-made sends whose drop is expected (timers, downs,
+/// exit signals).
+template <class A, class M>
+inline constexpr dispatch_names quiet_names_of{type_name<A>(), type_name<M>(), true};
 
 /// Runs the receive of an M by an A chosen at compile time (a receive
 /// returning void means `Nodelete`).
@@ -311,6 +337,7 @@ allocation run_receive(A& self, M& msg) {
             return receive(self, msg);
         }
     } else {
+        note_poison_pill();
         return poison_pill_result<M>();
     }
 }

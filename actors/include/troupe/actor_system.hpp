@@ -64,12 +64,19 @@ struct stop_report {
     std::size_t live_actors = 0;
     /// Those of them that had been sent at least one message, by type.
     std::vector<survivor> survivors;
-    /// Live actors not named above: never sent a message (their type is
-    /// unknown), or (periodic reports of a running system) in a mailbox
-    /// being processed at the time.
+    /// Live actors never sent a message (their type is unknown). Counted
+    /// only when every mailbox was inspected (busy_mailboxes == 0), so the
+    /// number is never a guess; otherwise they are in `not_inspected`.
     std::size_t never_messaged = 0;
-    /// Periodic reports: mailboxes that were being processed (not inspected).
+    /// Live actors not named because some mailboxes were being processed
+    /// (periodic reports of a running system): in those mailboxes, or never
+    /// sent a message; which of the two is not known.
+    std::size_t not_inspected = 0;
+    /// Periodic reports: mailboxes that were being processed (a behaviour
+    /// running or blocked in them; not inspected).
     std::size_t busy_mailboxes = 0;
+    /// Messages queued in the inspected mailboxes.
+    std::size_t queued_messages = 0;
     /// Periodic reports: how long stop() had waited.
     std::chrono::nanoseconds waited{0};
     /// A one-paragraph description ("3 actors still alive: 2 x server, ...").
@@ -101,9 +108,10 @@ public:
     ///
     /// Never hangs silently: after `config().stop_report_period` (default
     /// 10 s) and again after each further period it reports the actors still
-    /// alive, by type and count (to `executor_config::on_stop_report`, else
-    /// one line on stderr), and keeps waiting. A forgotten poison pill shows
-    /// up there. Nothrow in practice: a throwing hook, or a report that
+    /// alive, by type and count, with what it saw (behaviours running or
+    /// blocked, messages queued, or nothing at all: then the survivors wait
+    /// for a poison pill) (to `executor_config::on_stop_report`, else one
+    /// line on stderr), and keeps waiting. Nothrow in practice: a throwing hook, or a report that
     /// cannot allocate, is noted on stderr and the wait goes on.
     void stop();
 

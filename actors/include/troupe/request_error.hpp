@@ -25,6 +25,9 @@ public:
         /// The request was sent to (or still queued for) an actor that had
         /// finished: it was dropped.
         receiver_finished,
+        /// The ask's deadline passed before the reply (troupe::ask with a
+        /// deadline); a reply that comes later is dropped and counted.
+        timeout,
     };
     request_error(reason why, const std::string& what) : std::logic_error(what), why_(why) {}
     /// Why the request failed.

@@ -29,6 +29,9 @@ using dispatch_fn = allocation (*)(actor*, message&);
 struct dispatch_names {
     std::string_view actor;
     std::string_view message;
+    /// A drop to a finished actor is expected, not a misuse (timer
+    /// messages, downs and exit signals): checked builds do not report it.
+    bool quiet_drop = false;
 };
 
 struct envelope {
