@@ -50,7 +50,7 @@ struct pool {
             p->head = c->next;
             if (!p->head) p->tail = nullptr;
             g.unlock();
-            c->call(c->arg);  // noexcept (io::blocking catches)
+            c->call(c->arg);           // noexcept (io::blocking catches)
             c->node->unpark_waiter();  // the last touch of the record
             g.lock();
         }
@@ -73,8 +73,9 @@ struct pool {
             pthread_sigmask(SIG_SETMASK, &old, nullptr);
             pthread_attr_destroy(&a);
             if (rc == 0) ++helpers;
-            else if (helpers == 0) throw std::system_error(rc, std::generic_category(),
-                                                           "troupe::io::blocking: no helper thread");
+            else if (helpers == 0)
+                throw std::system_error(rc, std::generic_category(),
+                                        "troupe::io::blocking: no helper thread");
         }
         if (tail) tail->next = &c;
         else head = &c;

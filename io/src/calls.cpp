@@ -58,8 +58,8 @@ bool is_regular(poll_desc& pd) noexcept {
 
 // A regular file: submitted (io_uring) or run on a helper thread (epoll),
 // never a processor blocked on the disk. offset -1: the file position.
-std::size_t file_call(int fd, bool write, void* buf, std::size_t n, ::off_t offset,
-                      const char* op, const deadline& d) {
+std::size_t file_call(int fd, bool write, void* buf, std::size_t n, ::off_t offset, const char* op,
+                      const deadline& d) {
     if (d.is_set() && d.at() <= deadline::clock::now()) throw timeout_error(op, fd);
     engine& e = the_engine();
     long r;
@@ -197,7 +197,8 @@ void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d) {
             s = pd->wseq.load(std::memory_order_acquire);
             int err = 0;
             ::socklen_t l = sizeof err;
-            if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0) throw_errno(errno, "connect", fd);
+            if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0)
+                throw_errno(errno, "connect", fd);
             if (err != 0) throw_errno(err, "connect", fd);
             // Writable with no error: connected (a peer address proves it).
             ::sockaddr_storage ss{};
@@ -230,8 +231,7 @@ void close(int fd) {
             }
             pd->lock.unlock();
             wake.unpark_all();
-            const std::uint64_t r =
-                pd->state.fetch_sub(1, std::memory_order_acq_rel) - 1;
+            const std::uint64_t r = pd->state.fetch_sub(1, std::memory_order_acq_rel) - 1;
             if ((r & poll_desc::ref_mask) == 0) finish_close(*pd);
             return;
         }

@@ -53,7 +53,8 @@ timeout_error::timeout_error(const char* operation, int fd)
 
 closed_error::closed_error(const char* operation, int fd)
     : error(std::make_error_code(std::errc::bad_file_descriptor), operation, fd,
-            message(operation, fd) + ": the descriptor was closed (io::close) before or while the call waited") {}
+            message(operation, fd) +
+                ": the descriptor was closed (io::close) before or while the call waited") {}
 
 bool io_uring_built() noexcept {
 #if defined(TROUPE_HAS_IO_URING)
@@ -232,8 +233,7 @@ std::string describe_wait(const void* resource) {
     if (::getpeername(w->fd, reinterpret_cast<::sockaddr*>(&ss), &len) == 0) {
         try {
             s += ", peer " + address::from(reinterpret_cast<::sockaddr*>(&ss), len).to_string();
-        } catch (...) {
-        }
+        } catch (...) {}
     }
     return s;
 }
@@ -295,8 +295,8 @@ wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32
         }
     }
     {
-        troupe::detail::wait_scope ws(write ? "io wait (write)" : "io wait (read)", info.op,
-                                      &info, &io_describer, d.is_set() ? steady_ns(d.at()) : 0);
+        troupe::detail::wait_scope ws(write ? "io wait (write)" : "io wait (read)", info.op, &info,
+                                      &io_describer, d.is_set() ? steady_ns(d.at()) : 0);
         // A stray unpark cannot end the wait: only the claimer's release.
         while (!n.released()) park();
     }
@@ -494,8 +494,7 @@ private:
         }
     }
     void submit() noexcept {
-        while (::io_uring_submit(&ring_) == -EINTR) {
-        }
+        while (::io_uring_submit(&ring_) == -EINTR) {}
     }
 
     void complete(::io_uring_cqe* c) noexcept {
@@ -539,8 +538,8 @@ private:
     }
 
     static void* run(void* self) {
-        troupe::detail::trace::label_thread("io poller (io_uring)",
-                                            troupe::detail::trace::no_index, nullptr);
+        troupe::detail::trace::label_thread("io poller (io_uring)", troupe::detail::trace::no_index,
+                                            nullptr);
         auto* e = static_cast<uring_engine*>(self);
         for (;;) {
             ::io_uring_cqe* c = nullptr;

@@ -43,8 +43,7 @@ file& file::operator=(file&& o) noexcept {
     if (this != &o) {
         try {
             close();
-        } catch (...) {
-        }
+        } catch (...) {}
         fd_ = std::exchange(o.fd_, -1);
         pos_ = o.pos_;
         append_ = o.append_;
@@ -55,8 +54,7 @@ file& file::operator=(file&& o) noexcept {
 file::~file() {
     try {
         close();
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 std::size_t file::read_some(std::span<std::byte> buf, deadline d) {

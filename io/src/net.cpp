@@ -98,8 +98,7 @@ address address::parse(std::string_view text) {
     if (host.empty()) host = "0.0.0.0";
     try {
         return ip(host, std::uint16_t(p));
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
     // A name: resolve it off the processor (getaddrinfo blocks).
     const std::string h(host);
     const std::string ps = std::to_string(p);
@@ -120,7 +119,8 @@ address address::parse(std::string_view text) {
 int address::family() const noexcept { return raw_.ss_family; }
 
 std::uint16_t address::port() const noexcept {
-    if (raw_.ss_family == AF_INET) return ntohs(reinterpret_cast<const ::sockaddr_in*>(&raw_)->sin_port);
+    if (raw_.ss_family == AF_INET)
+        return ntohs(reinterpret_cast<const ::sockaddr_in*>(&raw_)->sin_port);
     if (raw_.ss_family == AF_INET6)
         return ntohs(reinterpret_cast<const ::sockaddr_in6*>(&raw_)->sin6_port);
     return 0;
@@ -129,7 +129,8 @@ std::uint16_t address::port() const noexcept {
 std::string address::to_string() const {
     char buf[INET6_ADDRSTRLEN] = {};
     if (raw_.ss_family == AF_INET) {
-        ::inet_ntop(AF_INET, &reinterpret_cast<const ::sockaddr_in*>(&raw_)->sin_addr, buf, sizeof buf);
+        ::inet_ntop(AF_INET, &reinterpret_cast<const ::sockaddr_in*>(&raw_)->sin_addr, buf,
+                    sizeof buf);
         return std::string(buf) + ":" + std::to_string(port());
     }
     if (raw_.ss_family == AF_INET6) {
@@ -143,9 +144,8 @@ std::string address::to_string() const {
     }
     if (raw_.ss_family == AF_UNIX) {
         const auto* un = reinterpret_cast<const ::sockaddr_un*>(&raw_);
-        const std::size_t n = len_ > offsetof(::sockaddr_un, sun_path)
-                                  ? len_ - offsetof(::sockaddr_un, sun_path)
-                                  : 0;
+        const std::size_t n =
+            len_ > offsetof(::sockaddr_un, sun_path) ? len_ - offsetof(::sockaddr_un, sun_path) : 0;
         return "unix:" + std::string(un->sun_path, ::strnlen(un->sun_path, n));
     }
     return "(no address)";
@@ -166,8 +166,7 @@ connection& connection::operator=(connection&& o) noexcept {
         if (fd_ >= 0) {
             try {
                 io::close(fd_);
-            } catch (...) {
-            }
+            } catch (...) {}
         }
         fd_ = std::exchange(o.fd_, -1);
     }
@@ -178,8 +177,7 @@ connection::~connection() {
     if (fd_ >= 0) {
         try {
             io::close(fd_);
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 }
 
@@ -241,7 +239,8 @@ void connection::write_all(std::span<const std::byte> data, deadline d) {
     std::size_t done = 0;
     written_ = 0;
     try {
-        while (done < data.size()) done += io::send(fd_, data.data() + done, data.size() - done, 0, d);
+        while (done < data.size())
+            done += io::send(fd_, data.data() + done, data.size() - done, 0, d);
     } catch (const timeout_error&) {
         written_ = done;
         throw;
@@ -290,8 +289,7 @@ listener& listener::operator=(listener&& o) noexcept {
     if (this != &o) {
         try {
             close();
-        } catch (...) {
-        }
+        } catch (...) {}
         fd_ = std::exchange(o.fd_, -1);
         unix_path_ = std::move(o.unix_path_);
     }
@@ -301,8 +299,7 @@ listener& listener::operator=(listener&& o) noexcept {
 listener::~listener() {
     try {
         close();
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 listener listener::listen(const address& at, int backlog) {
@@ -420,8 +417,7 @@ void serve(listener& ln, std::function<void(connection&)> handler) {
                 }
                 try {
                     c.close();
-                } catch (...) {
-                }
+                } catch (...) {}
                 slot.done.store(true, std::memory_order_release);
             });
         } catch (...) {
