@@ -182,14 +182,31 @@ op_ref::~op_ref() {
 }
 
 namespace {
-// Claims every node of `q` (those that lost elsewhere are dropped) with
-// `why`, moving the won ones to `wake` (unparked after the lock).
-void claim_all(node_queue& q, node_queue& wake, wake_reason why) noexcept {
+// Claims, for a readiness event, the nodes of `q`: a plain node (a call's
+// wait) always (the call retries its system call, so a stale event costs
+// one EAGAIN); a waituntil clause's node only if the descriptor is ready
+// now (poll): a chosen clause runs its operation at once, so an event
+// left over from data already read (edges are hints) must not choose it.
+// Nodes not claimed stay queued, in order, for the next event.
+void claim_ready(poll_desc& pd, node_queue& q, node_queue& wake, short events) noexcept {
+    node_queue keep;
+    int level = -1;  // -1: not asked yet
     while (select_node* n = q.pop_front()) {
-        if (!n->try_claim()) continue;
-        n->record<io_record>().reason = why;
+        if (!n->is_plain()) {
+            if (level < 0) {
+                ::pollfd p{pd.fd, events, 0};
+                level = ::poll(&p, 1, 0) > 0 ? 1 : 0;
+            }
+            if (level == 0) {
+                keep.push_back(*n);
+                continue;
+            }
+        }
+        if (!n->try_claim()) continue;  // its statement was won elsewhere
+        n->record<io_record>().reason = wake_reason::ready;
         wake.defer_wake(*n);
     }
+    while (select_node* n = keep.pop_front()) q.push_back(*n);
 }
 }  // namespace
 
@@ -203,11 +220,11 @@ void dispatch(poll_desc& pd, std::uint32_t gen, bool readable, bool writable) no
     }
     if (readable) {
         pd.rseq.fetch_add(1, std::memory_order_relaxed);
-        claim_all(pd.readers, wake, wake_reason::ready);
+        claim_ready(pd, pd.readers, wake, POLLIN);
     }
     if (writable) {
         pd.wseq.fetch_add(1, std::memory_order_relaxed);
-        claim_all(pd.writers, wake, wake_reason::ready);
+        claim_ready(pd, pd.writers, wake, POLLOUT);
     }
     pd.lock.unlock();
     wake.unpark_all();

@@ -14,6 +14,7 @@
 #include "troupe/dump.hpp"
 #include "troupe/future.hpp"
 #include "troupe/io.hpp"
+#include "troupe/semaphore.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/waituntil.hpp"
 
@@ -265,4 +266,87 @@ TEST_CASE("stress: two sockets and a channel in one statement lose and duplicate
             CHECK(cs == per);
         },
         {1, 2, 4});
+}
+
+TEST_CASE("a readiness event left over from data already read does not choose a read clause") {
+    // The waiter reads each byte as soon as it is there (often before the
+    // poller saw its edge); the edge that comes later must not make the next
+    // statement's read clause win with nothing to read: the peer then waits
+    // for the channel clause, which a read stuck in the kernel would never
+    // reach (the read's deadline turns that into a failure).
+    on_processors(
+        [](troupe::cluster& c) {
+            tcp_pair p;
+            troupe::channel<int> ch{1};
+            troupe::semaphore ack;
+            const int rounds = troupe_test::scaled(2000, 10);
+            troupe::thread peer{c, [&] {
+                                    for (int i = 0; i < rounds; ++i) {
+                                        p.server.write_all("x");
+                                        ack.acquire();  // the byte was read
+                                        // Let the waiter queue its next statement (a stale edge
+                                        // must find its read clause queued to do harm).
+                                        for (int k = 0; k < 20; ++k) troupe::this_thread::yield();
+                                        ch.insert(i);
+                                        ack.acquire();  // the element was taken
+                                    }
+                                }};
+            int bytes = 0, elements = 0;
+            run_in(c, [&] {
+                char buf[8];
+                int v;
+                while (elements < rounds) {
+                    waituntil(on(p.client.read_some(buf, 5s),
+                                 [&](std::size_t n) {
+                                     bytes += int(n);
+                                     ack.release();
+                                 }) |
+                              on(ch.remove_into(v), [&] {
+                                  ++elements;
+                                  ack.release();
+                              }));
+                }
+            });
+            peer.join();
+            CHECK(bytes == rounds);
+            CHECK(elements == rounds);
+        },
+        {1, 2});
+}
+
+TEST_CASE(
+    "the first readiness event of a new connection, after its data was read, chooses nothing") {
+    // A client writes at once; the server accepts (registering the socket:
+    // the engine reports its readiness once) and reads the data through the
+    // clause before that report arrives; the report must not choose the
+    // next statement's read clause, which would wait in the kernel.
+    on_processors(
+        [](troupe::cluster& c) {
+            auto ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
+            const int rounds = troupe_test::scaled(300, 10);
+            run_in(c, [&] {
+                for (int i = 0; i < rounds; ++i) {
+                    auto client = io::connection::connect(ln.local());
+                    client.write_all("x");
+                    io::connection server = ln.accept();
+                    troupe::channel<int> ch{1};
+                    troupe::thread later{[&] {
+                        for (int k = 0; k < 20; ++k) troupe::this_thread::yield();
+                        ch.insert(i);
+                    }};
+                    char buf[8];
+                    int v = -1;
+                    std::size_t got = 0;
+                    // Two statements: the first reads the byte, the second must
+                    // take the channel's element.
+                    for (int s = 0; s < 2; ++s)
+                        waituntil(on(server.read_some(buf, 5s), [&](std::size_t n) { got += n; }) |
+                                  on(ch.remove_into(v)));
+                    later.join();
+                    CHECK(got == 1);
+                    CHECK(v == i);
+                }
+            });
+        },
+        {1, 2});
 }

@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -50,6 +51,9 @@
 #include "troupe/config.hpp"
 #include "troupe/context.hpp"
 #include "troupe/select.hpp"
+#include "troupe/semaphore.hpp"
+#include "troupe/spinlock.hpp"
+#include "troupe/thread.hpp"
 
 namespace troupe::io {
 
@@ -471,6 +475,70 @@ private:
 /// close (EMFILE: the error names RLIMIT_NOFILE), after joining every
 /// handler.
 void serve(listener& ln, std::function<void(connection&)> handler);
+
+// ---------------------------------------------------------------------------
+// I/O for actors: a behaviour must never wait on a socket (it would hold its
+// worker). A reader turns what a connection receives into calls of a
+// function on a user thread of its own (send the actor a message there);
+// a writer takes bytes from anyone without blocking (post them from a
+// behaviour) and writes them in order on a user thread of its own.
+// docs/io.md ("Actors and I/O") shows the pattern.
+
+/// Reads `c` on a user thread of `this_cluster()`, calling `on_data(bytes)`
+/// for each chunk read (the bytes are valid during the call), then
+/// `on_end(nullptr)` at end of file or after stop(), or `on_end(error)` if
+/// a read failed (the connection's io::error). Each runs on the reader's
+/// thread, never concurrently. An exception escaping `on_data` ends the
+/// reader and goes to `on_end`. The connection must outlive the reader.
+class reader {
+public:
+    reader(connection& c, std::function<void(std::span<const std::byte>)> on_data,
+           std::function<void(std::exception_ptr)> on_end, std::size_t chunk = 16384);
+    /// stop(), then waits for the thread (on_end has run when it returns).
+    ~reader();
+    reader(const reader&) = delete;
+    reader& operator=(const reader&) = delete;
+    /// Ends the reading: shuts the connection's read side, so the pending
+    /// read returns end of file. Never blocks. nothrow.
+    void stop() noexcept;
+
+private:
+    connection* c_;
+    troupe::thread t_;
+};
+
+/// Writes what is posted to `c`, in order, on a user thread of
+/// `this_cluster()`. post() never blocks (a behaviour may call it); the
+/// queue is unbounded, so a slow peer costs memory: queued() says how much
+/// waits. After a failed write, posts are dropped and `on_error` (if given)
+/// runs once on the writer's thread.
+class writer {
+public:
+    explicit writer(connection& c, std::function<void(std::exception_ptr)> on_error = {});
+    /// close(): writes what was posted, then waits for the thread.
+    ~writer();
+    writer(const writer&) = delete;
+    writer& operator=(const writer&) = delete;
+    /// Queues `bytes`. Throws std::bad_alloc (nothing queued). Never blocks.
+    void post(std::string bytes);
+    /// Bytes posted and not yet written.
+    std::size_t queued() const noexcept { return queued_.load(std::memory_order_relaxed); }
+    /// Ends the writer once everything posted so far is written (or a write
+    /// failed); later posts are dropped. Never blocks. nothrow.
+    void close() noexcept;
+
+private:
+    void run();
+    connection* c_;
+    std::function<void(std::exception_ptr)> on_error_;
+    troupe::spinlock lock_{"io writer"};
+    std::deque<std::string> q_;  // under lock_
+    bool closed_ = false;        // under lock_: posts are dropped
+    bool ended_ = false;         // under lock_: close() ran (its marker released)
+    std::atomic<std::size_t> queued_{0};
+    troupe::semaphore items_;
+    troupe::thread t_;
+};
 
 // ---------------------------------------------------------------------------
 // Files
