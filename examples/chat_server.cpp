@@ -46,12 +46,14 @@ using mailbox = troupe::channel<std::string>;
 struct join_msg : troupe::message {
     mailbox* box;
     std::string name;
-    join_msg(mailbox* b, std::string n) : troupe::message(troupe::Delete), box(b), name(std::move(n)) {}
+    join_msg(mailbox* b, std::string n)
+        : troupe::message(troupe::Delete), box(b), name(std::move(n)) {}
 };
 struct say_msg : troupe::message {
     mailbox* from;
     std::string line;
-    say_msg(mailbox* f, std::string l) : troupe::message(troupe::Delete), from(f), line(std::move(l)) {}
+    say_msg(mailbox* f, std::string l)
+        : troupe::message(troupe::Delete), from(f), line(std::move(l)) {}
 };
 // A request: the leaver waits for the reply, so the room never touches its
 // mailbox after it is gone.
@@ -163,14 +165,16 @@ int main(int argc, char** argv) {
     troupe::actor_system actors{1};
     room r;
     if (argc > 1) {
-        auto ln = io::listener::listen(io::address::ip("0.0.0.0", std::uint16_t(std::atoi(argv[1]))));
+        auto ln =
+            io::listener::listen(io::address::ip("0.0.0.0", std::uint16_t(std::atoi(argv[1]))));
         std::printf("chat server on %s\n", ln.local().to_string().c_str());
         io::serve(ln, [&](io::connection& c) { client_session(c, r, 5min); });
         return 0;
     }
     auto ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
     const auto at = ln.local();
-    troupe::thread server{[&] { io::serve(ln, [&](io::connection& c) { client_session(c, r, 300ms); }); }};
+    troupe::thread server{
+        [&] { io::serve(ln, [&](io::connection& c) { client_session(c, r, 300ms); }); }};
 
     // Each step waits for the line that proves the previous one happened,
     // so the conversation is the same in every run.

@@ -27,7 +27,8 @@ void echo(io::connection& c) {
 
 int main(int argc, char** argv) {
     if (argc > 1) {
-        auto ln = io::listener::listen(io::address::ip("0.0.0.0", std::uint16_t(std::atoi(argv[1]))));
+        auto ln =
+            io::listener::listen(io::address::ip("0.0.0.0", std::uint16_t(std::atoi(argv[1]))));
         std::printf("echo server on %s (%s)\n", ln.local().to_string().c_str(), io::engine_name());
         io::serve(ln, echo);
         return 0;
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
         cs.emplace_back([&, i] {
             auto c = io::connection::connect(ln.local());
             for (int r = 0; r < rounds; ++r) {
-                const std::string msg = "hello " + std::to_string(i) + "/" + std::to_string(r) + "\n";
+                const std::string msg =
+                    "hello " + std::to_string(i) + "/" + std::to_string(r) + "\n";
                 c.write_all(msg);
                 std::string back(msg.size(), '\0');
                 if (c.read_exact(std::as_writable_bytes(std::span(back))) && back == msg) ++ok[i];
