@@ -27,18 +27,18 @@ TEST_CASE("io::blocking frees the processor: on one processor another thread run
     std::atomic<bool> in_call{false};
     int result = 0;
     troupe::thread caller{c, [&] {
-        result = io::blocking([&] {
-            in_call = true;
-            // A kernel-blocking wait for something only the other user
-            // thread of this one-processor cluster can do.
-            while (!other_ran.load()) std::this_thread::yield();
-            return 42;
-        });
-    }};
+                              result = io::blocking([&] {
+                                  in_call = true;
+                                  // A kernel-blocking wait for something only the other user
+                                  // thread of this one-processor cluster can do.
+                                  while (!other_ran.load()) std::this_thread::yield();
+                                  return 42;
+                              });
+                          }};
     troupe::thread other{c, [&] {
-        while (!in_call.load()) troupe::this_thread::yield();
-        other_ran = true;
-    }};
+                             while (!in_call.load()) troupe::this_thread::yield();
+                             other_ran = true;
+                         }};
     caller.join();
     other.join();
     CHECK(result == 42);
@@ -56,10 +56,10 @@ TEST_CASE("io::blocking returns values, runs void calls, rethrows, and shows in 
     });
     std::atomic<bool> release{false};
     troupe::thread t{c, [&] {
-        io::blocking([&] {
-            while (!release.load()) std::this_thread::yield();
-        });
-    }};
+                         io::blocking([&] {
+                             while (!release.load()) std::this_thread::yield();
+                         });
+                     }};
     wait_until([&] {
         std::ostringstream os;
         troupe::dump(os);
@@ -73,32 +73,34 @@ TEST_CASE("io::blocking returns values, runs void calls, rethrows, and shows in 
 }
 
 TEST_CASE("file: write, read back, positional reads and writes, size, sync") {
-    on_processors([](troupe::cluster& c) {
-        const std::string path = "/tmp/troupe_io_file_" + std::to_string(::getpid()) + ".txt";
-        run_in(c, [&] {
-            {
-                auto f = io::file::open(path, O_WRONLY | O_CREAT | O_TRUNC);
-                f.write_all("hello, ");
-                f.write_all(std::string(10000, 'z'));
-                f.sync();
-                CHECK(f.size() == 10007);
-                const char w[] = "HE";
-                CHECK(f.write_at(std::as_bytes(std::span(w, 2)), 0) == 2);
-            }
-            auto f = io::file::open(path, O_RDONLY);
-            const std::string all = f.read_all();
-            CHECK(all.size() == 10007);
-            CHECK(all.substr(0, 7) == "HEllo, ");
-            char b[3];
-            CHECK(f.read_at(std::as_writable_bytes(std::span(b)), 4) == 3);
-            CHECK(std::string(b, 3) == "o, ");
-            // POSIX-shaped calls on a regular file work too.
-            char r[5];
-            CHECK(io::pread(f.fd(), r, 5, 0) == 5);
-            CHECK(std::string(r, 5) == "HEllo");
-        });
-        ::unlink(path.c_str());
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            const std::string path = "/tmp/troupe_io_file_" + std::to_string(::getpid()) + ".txt";
+            run_in(c, [&] {
+                {
+                    auto f = io::file::open(path, O_WRONLY | O_CREAT | O_TRUNC);
+                    f.write_all("hello, ");
+                    f.write_all(std::string(10000, 'z'));
+                    f.sync();
+                    CHECK(f.size() == 10007);
+                    const char w[] = "HE";
+                    CHECK(f.write_at(std::as_bytes(std::span(w, 2)), 0) == 2);
+                }
+                auto f = io::file::open(path, O_RDONLY);
+                const std::string all = f.read_all();
+                CHECK(all.size() == 10007);
+                CHECK(all.substr(0, 7) == "HEllo, ");
+                char b[3];
+                CHECK(f.read_at(std::as_writable_bytes(std::span(b)), 4) == 3);
+                CHECK(std::string(b, 3) == "o, ");
+                // POSIX-shaped calls on a regular file work too.
+                char r[5];
+                CHECK(io::pread(f.fd(), r, 5, 0) == 5);
+                CHECK(std::string(r, 5) == "HEllo");
+            });
+            ::unlink(path.c_str());
+        },
+        {1, 2});
 }
 
 TEST_CASE("file: opening a missing file names the path") {
@@ -112,36 +114,39 @@ TEST_CASE("file: opening a missing file names the path") {
 }
 
 TEST_CASE("reader and writer: a connection's bytes as calls, posts written in order") {
-    on_processors([](troupe::cluster& c) {
-        auto ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
-        run_in(c, [&] {
-            auto a = io::connection::connect(ln.local());
-            io::connection b = ln.accept();
-            std::string got;
-            std::atomic<bool> ended{false};
-            bool clean_end = false;
-            {
-                io::reader r{b, [&](std::span<const std::byte> d) {
-                                 got.append(reinterpret_cast<const char*>(d.data()), d.size());
-                             },
-                             [&](std::exception_ptr e) {
-                                 clean_end = !e;
-                                 ended = true;
-                             },
-                             7};
+    on_processors(
+        [](troupe::cluster& c) {
+            auto ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
+            run_in(c, [&] {
+                auto a = io::connection::connect(ln.local());
+                io::connection b = ln.accept();
+                std::string got;
+                std::atomic<bool> ended{false};
+                bool clean_end = false;
                 {
-                    io::writer w{a};
-                    for (int i = 0; i < 100; ++i) w.post(std::to_string(i) + ",");
-                }  // flushed and joined
-                a.shutdown();
-                wait_until([&] { return ended.load(); });
-            }
-            std::string want;
-            for (int i = 0; i < 100; ++i) want += std::to_string(i) + ",";
-            CHECK(got == want);
-            CHECK(clean_end);
-        });
-    }, {1, 2});
+                    io::reader r{b,
+                                 [&](std::span<const std::byte> d) {
+                                     got.append(reinterpret_cast<const char*>(d.data()), d.size());
+                                 },
+                                 [&](std::exception_ptr e) {
+                                     clean_end = !e;
+                                     ended = true;
+                                 },
+                                 7};
+                    {
+                        io::writer w{a};
+                        for (int i = 0; i < 100; ++i) w.post(std::to_string(i) + ",");
+                    }  // flushed and joined
+                    a.shutdown();
+                    wait_until([&] { return ended.load(); });
+                }
+                std::string want;
+                for (int i = 0; i < 100; ++i) want += std::to_string(i) + ",";
+                CHECK(got == want);
+                CHECK(clean_end);
+            });
+        },
+        {1, 2});
 }
 
 TEST_CASE("reader: stop() ends a reader waiting on a silent connection") {
@@ -152,7 +157,8 @@ TEST_CASE("reader: stop() ends a reader waiting on a silent connection") {
         io::connection b = ln.accept();
         bool ended = false;
         {
-            io::reader r{b, [](std::span<const std::byte>) {}, [&](std::exception_ptr) { ended = true; }};
+            io::reader r{b, [](std::span<const std::byte>) {},
+                         [&](std::exception_ptr) { ended = true; }};
             troupe::this_thread::yield();
         }  // the destructor stops and joins
         CHECK(ended);
