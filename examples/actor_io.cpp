@@ -70,7 +70,8 @@ int main() {
         counter.out = &out;
         io::reader in{server,
                       [&](std::span<const std::byte> b) {
-                          counter | *new chunk(std::string(reinterpret_cast<const char*>(b.data()), b.size()));
+                          counter | *new chunk(std::string(reinterpret_cast<const char*>(b.data()),
+                                                           b.size()));
                       },
                       [&](std::exception_ptr) { counter | *new end_of_stream(); }};
 
@@ -88,9 +89,9 @@ int main() {
             }
             std::printf("client got: %s", reply.c_str());
         }
-        client.shutdown();       // the reader sees end of file...
-        counter.done.get();      // ...and the actor its end_of_stream message
-    }                            // the reader and the writer join here
+        client.shutdown();   // the reader sees end of file...
+        counter.done.get();  // ...and the actor its end_of_stream message
+    }                        // the reader and the writer join here
     std::printf("counter saw %d words in %d lines, then %s\n", counter.words, counter.lines,
                 counter.ended ? "end of stream" : "no end");
     counter | troupe::finished_msg;
