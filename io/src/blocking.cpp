@@ -123,7 +123,8 @@ void run_blocking(void (*call)(void*), void* arg) {
     }
     {
         troupe::detail::wait_scope ws("io::blocking", nullptr, &c, &blocking_describer);
-        while (!node.released()) park();
+        do park();  // takes the helper's one unpark (see wait_ready)
+        while (!node.released());
     }
     outside_calls.fetch_sub(1, std::memory_order_relaxed);
 }

@@ -182,7 +182,7 @@ op_ref::~op_ref() {
 }
 
 namespace {
-// Claims, for a readiness event, the nodes of `q`: a plain node (a call's
+// Claims, for a readiness event, the nodes of `q`: a call's node (its
 // wait) always (the call retries its system call, so a stale event costs
 // one EAGAIN); a waituntil clause's node only if the descriptor is ready
 // now (poll): a chosen clause runs its operation at once, so an event
@@ -192,7 +192,7 @@ void claim_ready(poll_desc& pd, node_queue& q, node_queue& wake, short events) n
     node_queue keep;
     int level = -1;  // -1: not asked yet
     while (select_node* n = q.pop_front()) {
-        if (!n->is_plain()) {
+        if (n->record<io_record>().clause) {
             if (level < 0) {
                 ::pollfd p{pd.fd, events, 0};
                 level = ::poll(&p, 1, 0) > 0 ? 1 : 0;
@@ -315,8 +315,12 @@ wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32
     {
         troupe::detail::wait_scope ws(write ? "io wait (write)" : "io wait (read)", info.op, &info,
                                       &io_describer, d.is_set() ? steady_ns(d.at()) : 0);
-        // A stray unpark cannot end the wait: only the claimer's release.
-        while (!n.released()) park();
+        // Exactly one unpark comes (the claimer's): park at least once to
+        // take it even if the release is already visible (leaving with it
+        // banked would end an unrelated later park early); a stray earlier
+        // permit cannot end the wait (released() is re-checked).
+        do park();
+        while (!n.released());
     }
     if (t.fire) troupe::detail::timer_cancel(t);
     // Still queued if the timer won: unlink before the node goes away.
@@ -495,7 +499,8 @@ public:
         outside_calls.fetch_add(1, std::memory_order_relaxed);
         {
             troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer);
-            while (!node.released()) park();
+            do park();  // takes the completion's one unpark (see wait_ready)
+            while (!node.released());
         }
         outside_calls.fetch_sub(1, std::memory_order_relaxed);
         return rec.res;

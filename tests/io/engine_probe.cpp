@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
         std::perror("seccomp");
         return 2;
     }
-    std::printf("engine=%s built=%d\n", troupe::io::engine_name(), troupe::io::io_uring_built() ? 1 : 0);
+    std::printf("engine=%s built=%d\n", troupe::io::engine_name(),
+                troupe::io::io_uring_built() ? 1 : 0);
     // The engine works: a round trip through a socket pair on a user thread.
     int s[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, s) != 0) return 2;

@@ -252,6 +252,10 @@ enum class wake_reason : std::uint8_t { none, ready, timeout, closed };
 /// The record beside every node queued on a descriptor.
 struct io_record : troupe::wait_record {
     wake_reason reason = wake_reason::none;
+    /// A waituntil clause (its operation runs once chosen): the poller
+    /// claims it only if the descriptor is ready now. A call's own wait
+    /// (false) retries its system call, so any event may wake it.
+    bool clause = false;
 };
 /// Registers `fd` with the engine (making it non-blocking); returns its
 /// record and the registration's generation. Throws io::error.
@@ -261,8 +265,8 @@ std::pair<poll_desc*, std::uint32_t> attach(int fd);
 /// direction of one descriptor.
 class ready_clause {
 public:
-    ready_clause(int fd, bool write) noexcept : fd_(fd), write_(write) {}
-    ready_clause(ready_clause&& o) noexcept : fd_(o.fd_), write_(o.write_) {}
+    ready_clause(int fd, bool write) noexcept : fd_(fd), write_(write) { rec_.clause = true; }
+    ready_clause(ready_clause&& o) noexcept : fd_(o.fd_), write_(o.write_) { rec_.clause = true; }
     ready_clause& operator=(ready_clause&&) = delete;
     ~ready_clause() = default;
 
