@@ -82,7 +82,7 @@ fi
 
 step "2/3 pkg-config after meson install into a prefix"
 prefix=$tmp/prefix
-meson setup "$tmp/troupe-build" "$root" --prefix="$prefix" -Dmodules=channels,actors \
+meson setup "$tmp/troupe-build" "$root" --prefix="$prefix" -Dmodules=channels,actors,io \
   -Dtopology=disabled -Dtests=false -Dexamples=false -Dbenchmarks=false >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log"; fail "meson setup of troupe"; }
 ninja -C "$tmp/troupe-build" install >>"$tmp/install.log" 2>&1 ||
@@ -119,11 +119,17 @@ if $have_remote; then
   mpirun2 "$tmp/pc-remote" || fail "the pkg-config remote consumer"
 fi
 
-step "3/3 CMake find_package(troupe REQUIRED COMPONENTS channels actors)"
+PKG_CONFIG_PATH=$pcdir "$cxx" -std=c++20 "$tmp/src/io_pair.cpp" -o "$tmp/pc-io-consumer" \
+  $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs troupe-io) -Wl,-rpath,"$libdir" ||
+  fail "pkg-config build of the io consumer"
+"$tmp/pc-io-consumer" || fail "the pkg-config io consumer"
+
+step "3/3 CMake find_package(troupe REQUIRED COMPONENTS channels actors io)"
 cmake -S "$tmp/cmake" -B "$tmp/cmake/build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE=Release >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake configure"; }
 cmake --build "$tmp/cmake/build" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake build"; }
 "$tmp/cmake/build/consumer"
+"$tmp/cmake/build/io_consumer"
 if $have_remote; then
   cmake -S "$tmp/cmake-remote" -B "$tmp/cmake-remote/build" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_BUILD_TYPE=Release >"$tmp/cmake-remote.log" 2>&1 ||
