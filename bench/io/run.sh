@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# I/O benchmarks, called by bench/run (see bench/README.md for the contract).
+# Env: BUILD (absolute build dir), QUICK (0|1), RUNS (runs per program).
+# Prints only RESULT lines on stdout; notes go to stderr. Every row is one
+# run of io_loadgen (loadgen.cpp), which starts the server it measures,
+# drives it over loopback, reads the server's CPU time and resident size
+# from /proc, and stops it (each server exits at EOF of its stdin, so none
+# outlives its run). Each round runs troupe's server and then its twins, so
+# troupe and peer measurements alternate RUNS times.
+#
+# Benchmarks (names as in bench/RESULTS.md):
+#   io_echo      TCP echo, 64 B and 4 KiB messages, 1 / 64 / 1,000 connections,
+#                each a closed loop (send, wait for the whole echo, send):
+#                echoes per second, round-trip p50/p99 (io_echo_p50/_p99) and
+#                the server's CPU (io_echo_cpu); troupe (a user thread per
+#                connection), go (a goroutine per connection), asio (C++20
+#                coroutines, one io_context per core), std (a kernel thread
+#                per connection)
+#   io_http      HTTP/1.1 "hello" under wrk at 64 and 1,000 connections:
+#                requests per second, p50/p99; troupe and go_raw share one
+#                minimal parser, go_nethttp is package net/http
+#   io_idle_*    10,000 idle connections (one echo each, then nothing):
+#                server CPU % and resident bytes per connection; troupe, go
+# Servers run with as many processors / GOMAXPROCS / io_contexts as the CPUs
+# they may use; the load generator is one thread (epoll; wrk -t1), the same
+# for every server.
+set -uo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+bench_setup io
+
+if [ "$QUICK" = 1 ]; then
+    echo_ms=200; warmup_ms=50; http_ms=1000; idle_conns=1000; idle_ms=300
+else
+    echo_ms=3000; warmup_ms=500; http_ms=5000; idle_conns=10000; idle_ms=3000
+fi
+
+# Go twins: built here into $BUILD/go (bench/lib.sh), each with the shared
+# server side of the load generator's protocol.
+bench_go_extra=(io_server.go)
+bench_go_twins io_echo io_http_raw io_http_nethttp
+
+command -v wrk >/dev/null 2>&1 || echo "io: wrk not installed, the io_http rows are skipped" >&2
+
+# serve SYSTEM SERVER LOADGEN-ARGS...: one io_loadgen run against SERVER. A
+# missing troupe server is a failure (broken build); a missing twin is
+# skipped with one note (its peer was not installed).
+declare -A noted=()
+serve() {
+    local system=$1 srv=$2
+    shift 2
+    if [ ! -x "$srv" ]; then
+        if [ "$system" = troupe ]; then
+            echo "io: ${srv##*/} not built: troupe's own program is missing (broken build?)" >&2
+            bench_status=1
+        elif [ -z "${noted[$srv]:-}" ]; then
+            echo "io: twin ${srv##*/} not built (its peer is not installed), skipped" >&2
+            noted[$srv]=1
+        fi
+        return 0
+    fi
+    bench_run "$bin/io_loadgen" --system="$system" "$@" -- "$srv"
+}
+
+for ((r = 1; r <= RUNS; r++)); do
+    echo "io: round $r of $RUNS" >&2
+    for size in 64 4096; do
+        for conns in 1 64 1000; do
+            args=(--mode=echo --conns=$conns --size=$size --ms=$echo_ms --warmup-ms=$warmup_ms)
+            serve troupe "$bin/io_echo" "${args[@]}"
+            serve go "$gobin/io_echo" "${args[@]}"
+            serve asio "$bin/io_asio_echo" "${args[@]}"
+            serve std "$bin/io_std_echo" "${args[@]}"
+        done
+    done
+    if command -v wrk >/dev/null 2>&1; then
+        for conns in 64 1000; do
+            args=(--mode=http --conns=$conns --ms=$http_ms)
+            serve troupe "$bin/io_http" "${args[@]}"
+            serve go_raw "$gobin/io_http_raw" "${args[@]}"
+            serve go_nethttp "$gobin/io_http_nethttp" "${args[@]}"
+        done
+    fi
+    args=(--mode=idle --conns=$idle_conns --ms=$idle_ms)
+    serve troupe "$bin/io_echo" "${args[@]}"
+    serve go "$gobin/io_echo" "${args[@]}"
+done
+exit $bench_status
