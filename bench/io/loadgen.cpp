@@ -25,6 +25,9 @@
 //
 // A server prints "port=<n>\n" on stdout once it listens on 127.0.0.1:<n>,
 // and exits (status 0) when its stdin reaches EOF.
+//
+// --perf=FILE (echo and http): records the server with `perf record -g`
+// over the measured window into FILE (for the profiles of bench/RESULTS.md).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -156,6 +159,33 @@ long rss_kb_of(pid_t pid) {
     return kb;
 }
 
+// `perf record -g -p <pid> -o <file> -- sleep <ms>` started in the
+// background (pid returned; -1 if no file was asked for).
+pid_t start_perf(const std::string& file, pid_t target, long ms) {
+    if (file.empty()) return -1;
+    const pid_t pid = fork();
+    if (pid < 0) die_errno("fork");
+    if (pid == 0) {
+        const std::string p = std::to_string(target);
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.3f", static_cast<double>(ms) / 1000.0);
+        dup2(2, 1);  // perf's notes must not reach our stdout (RESULT lines only)
+        execlp("perf", "perf", "record", "-q", "-F", "1999", "-g", "-p", p.c_str(), "-o",
+               file.c_str(), "--", "sleep", secs, static_cast<char*>(nullptr));
+        std::fprintf(stderr, "io_loadgen: cannot run perf: %s\n", std::strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+void wait_perf(pid_t pid) {
+    if (pid < 0) return;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        std::fprintf(stderr, "io_loadgen: perf record exited with status %d\n", status);
+}
+
 // Raises the soft RLIMIT_NOFILE to what `need` descriptors take (the server
 // inherits it); fails naming the limit when the hard limit is lower.
 void ensure_descriptors(long need) {
@@ -274,7 +304,7 @@ double percentile(std::vector<std::uint32_t>& v, double q) {
 }
 
 void run_echo(const server& s, const char* system, long conns, long size, long ms, long warmup_ms,
-              long threads) {
+              long threads, const std::string& perf) {
     std::vector<echo_conn> cs(static_cast<std::size_t>(conns));
     for (long i = 0; i < conns; ++i) {
         auto& c = cs[static_cast<std::size_t>(i)];
@@ -294,6 +324,7 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     std::vector<std::thread> ts;
     for (auto& w : ws) ts.emplace_back([&w, &ph] { echo_loop(w, ph); });
     std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
+    const pid_t perf_pid = start_perf(perf, s.pid, ms);
     const double cpu0 = cpu_seconds_of(s.pid);
     const auto t0 = bench::clock::now();
     ph.store(measure, std::memory_order_relaxed);
@@ -302,6 +333,7 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     const auto t1 = bench::clock::now();
     const double cpu1 = cpu_seconds_of(s.pid);
     for (auto& t : ts) t.join();
+    wait_perf(perf_pid);
     for (auto& c : cs) close(c.fd);
 
     long ops = 0;
@@ -335,13 +367,15 @@ double wrk_time_ns(const char* s) {
     return -1;
 }
 
-void run_http(const server& s, const char* system, long conns, long ms, long threads) {
+void run_http(const server& s, const char* system, long conns, long ms, long threads,
+              const std::string& perf) {
     const std::string url = "http://127.0.0.1:" + std::to_string(s.port) + "/";
     const std::string cmd = "wrk --latency -t" + std::to_string(threads) + " -c" +
                             std::to_string(conns) + " -d" + std::to_string((ms + 999) / 1000) +
                             "s --timeout 10s " + url + " 2>&1";
     std::FILE* f = popen(cmd.c_str(), "r");
     if (!f) die_errno("popen wrk");
+    const pid_t perf_pid = start_perf(perf, s.pid, ms);
     double rps = -1, p50 = -1, p99 = -1;
     long errors = 0, non2xx = 0;
     std::string all;
@@ -362,6 +396,7 @@ void run_http(const server& s, const char* system, long conns, long ms, long thr
         if (std::sscanf(line, " Non-2xx or 3xx responses: %ld", &a) == 1) non2xx = a;
     }
     const int rc = pclose(f);
+    wait_perf(perf_pid);
     if (rc != 0 || rps < 0 || p50 < 0 || p99 < 0) die("wrk failed or printed no rates:\n" + all);
     if (errors != 0 || non2xx != 0)
         die("wrk saw " + std::to_string(errors) + " socket errors and " + std::to_string(non2xx) +
@@ -425,6 +460,7 @@ int main(int argc, char** argv) {
     const long ms = bench::option(nopt, argv, "ms", 3000);
     const long warmup_ms = bench::option(nopt, argv, "warmup-ms", 500);
     const long threads = bench::option(nopt, argv, "threads", 1);
+    const std::string perf = bench::option_text(nopt, argv, "perf", "");
     if (system.empty()) die("--system=NAME is required");
     if (conns < 1 || size < 1 || ms < 1 || threads < 1)
         die("--conns, --size, --ms, --threads must be >= 1");
@@ -432,8 +468,8 @@ int main(int argc, char** argv) {
     signal(SIGPIPE, SIG_IGN);
 
     server s = start_server(argv + sep + 1);
-    if (mode == "echo") run_echo(s, system.c_str(), conns, size, ms, warmup_ms, threads);
-    else if (mode == "http") run_http(s, system.c_str(), conns, ms, threads);
+    if (mode == "echo") run_echo(s, system.c_str(), conns, size, ms, warmup_ms, threads, perf);
+    else if (mode == "http") run_http(s, system.c_str(), conns, ms, threads, perf);
     else if (mode == "idle") run_idle(s, system.c_str(), conns, ms);
     else die("unknown --mode=" + mode + " (echo, http or idle)");
     stop_server(s);
