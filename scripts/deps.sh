@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [extra-package...]
 set -euo pipefail
 pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libhwloc-dev doctest-dev
-      libopenmpi-dev openmpi-bin libcereal-dev gdb "$@")
+      libopenmpi-dev openmpi-bin libcereal-dev liburing-dev gdb "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
