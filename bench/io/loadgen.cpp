@@ -26,8 +26,12 @@
 // A server prints "port=<n>\n" on stdout once it listens on 127.0.0.1:<n>,
 // and exits (status 0) when its stdin reaches EOF.
 //
-// --perf=FILE (echo and http): records the server with `perf record -g`
-// over the measured window into FILE (for the profiles of bench/RESULTS.md).
+// --perf=FILE: runs the server under `perf record -g -o FILE` (its whole
+// life, the measured window being most of it), for the profiles quoted in
+// bench/RESULTS.md; CPU and RSS are still read from the server itself.
+// (Not `perf record -p` over the window: perf cannot attach to the io_uring
+// worker threads a server may hold, fails with ESRCH and records nothing.) (for the profiles of
+// bench/RESULTS.md).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -64,14 +68,24 @@ namespace {
 // The server process
 
 struct server {
-    pid_t pid = -1;
+    pid_t pid = -1;     // the server (perf's child when profiled)
+    pid_t waited = -1;  // what we started and reap (the server, or perf)
     int stdin_fd = -1;  // our end of its stdin: closing it stops the server
     int port = 0;
 };
 
 // Starts argv[0] with a pipe on stdin and one on stdout, and waits (at most
 // 20 s) for its "port=<n>" line.
-server start_server(char** argv) {
+server start_server(char** argv, const std::string& perf) {
+    std::vector<char*> args;
+    if (!perf.empty()) {
+        for (const char* a : {"perf", "record", "-q", "-F", "1999", "-g", "-o"})
+            args.push_back(const_cast<char*>(a));
+        args.push_back(const_cast<char*>(perf.c_str()));
+        args.push_back(const_cast<char*>("--"));
+    }
+    for (char** a = argv; *a; ++a) args.push_back(*a);
+    args.push_back(nullptr);
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) die_errno("pipe");
     const pid_t pid = fork();
@@ -79,14 +93,14 @@ server start_server(char** argv) {
     if (pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
-        execv(argv[0], argv);
-        std::fprintf(stderr, "io_loadgen: cannot run %s: %s\n", argv[0], std::strerror(errno));
+        execvp(args[0], args.data());
+        std::fprintf(stderr, "io_loadgen: cannot run %s: %s\n", args[0], std::strerror(errno));
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
     server s;
-    s.pid = pid;
+    s.pid = s.waited = pid;
     s.stdin_fd = in[1];
     std::string line;
     const auto t0 = bench::clock::now();
@@ -103,6 +117,14 @@ server start_server(char** argv) {
     close(out[0]);  // a server prints nothing else on stdout
     if (std::sscanf(line.c_str(), "port=%d", &s.port) != 1 || s.port <= 0)
         die("server printed '" + line.substr(0, line.find('\n')) + "', not port=<n>");
+    if (!perf.empty()) {
+        // The server printed its port, so perf has started it: its child.
+        const std::string kids =
+            "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+        std::FILE* f = std::fopen(kids.c_str(), "r");
+        if (!f || std::fscanf(f, "%d", &s.pid) != 1) die("cannot find the server under perf");
+        std::fclose(f);
+    }
     return s;
 }
 
@@ -112,16 +134,16 @@ void stop_server(server& s) {
     close(s.stdin_fd);
     int status = 0;
     for (int i = 0; i < 1000; ++i) {
-        const pid_t r = waitpid(s.pid, &status, WNOHANG);
-        if (r == s.pid) {
+        const pid_t r = waitpid(s.waited, &status, WNOHANG);
+        if (r == s.waited) {
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 die("server exited with status " + std::to_string(status));
             return;
         }
         usleep(10000);
     }
-    kill(s.pid, SIGKILL);
-    waitpid(s.pid, &status, 0);
+    kill(s.waited, SIGKILL);
+    waitpid(s.waited, &status, 0);
     die("server did not exit within 10 s of its stdin closing (killed)");
 }
 
@@ -157,33 +179,6 @@ long rss_kb_of(pid_t pid) {
     std::fclose(f);
     if (kb < 0) die("no VmRSS in " + path);
     return kb;
-}
-
-// `perf record -g -p <pid> -o <file> -- sleep <ms>` started in the
-// background (pid returned; -1 if no file was asked for).
-pid_t start_perf(const std::string& file, pid_t target, long ms) {
-    if (file.empty()) return -1;
-    const pid_t pid = fork();
-    if (pid < 0) die_errno("fork");
-    if (pid == 0) {
-        const std::string p = std::to_string(target);
-        char secs[32];
-        std::snprintf(secs, sizeof secs, "%.3f", static_cast<double>(ms) / 1000.0);
-        dup2(2, 1);  // perf's notes must not reach our stdout (RESULT lines only)
-        execlp("perf", "perf", "record", "-q", "-F", "1999", "-g", "-p", p.c_str(), "-o",
-               file.c_str(), "--", "sleep", secs, static_cast<char*>(nullptr));
-        std::fprintf(stderr, "io_loadgen: cannot run perf: %s\n", std::strerror(errno));
-        _exit(127);
-    }
-    return pid;
-}
-
-void wait_perf(pid_t pid) {
-    if (pid < 0) return;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        std::fprintf(stderr, "io_loadgen: perf record exited with status %d\n", status);
 }
 
 // Raises the soft RLIMIT_NOFILE to what `need` descriptors take (the server
@@ -304,7 +299,7 @@ double percentile(std::vector<std::uint32_t>& v, double q) {
 }
 
 void run_echo(const server& s, const char* system, long conns, long size, long ms, long warmup_ms,
-              long threads, const std::string& perf) {
+              long threads) {
     std::vector<echo_conn> cs(static_cast<std::size_t>(conns));
     for (long i = 0; i < conns; ++i) {
         auto& c = cs[static_cast<std::size_t>(i)];
@@ -324,7 +319,6 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     std::vector<std::thread> ts;
     for (auto& w : ws) ts.emplace_back([&w, &ph] { echo_loop(w, ph); });
     std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
-    const pid_t perf_pid = start_perf(perf, s.pid, ms);
     const double cpu0 = cpu_seconds_of(s.pid);
     const auto t0 = bench::clock::now();
     ph.store(measure, std::memory_order_relaxed);
@@ -333,7 +327,6 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     const auto t1 = bench::clock::now();
     const double cpu1 = cpu_seconds_of(s.pid);
     for (auto& t : ts) t.join();
-    wait_perf(perf_pid);
     for (auto& c : cs) close(c.fd);
 
     long ops = 0;
@@ -367,15 +360,13 @@ double wrk_time_ns(const char* s) {
     return -1;
 }
 
-void run_http(const server& s, const char* system, long conns, long ms, long threads,
-              const std::string& perf) {
+void run_http(const server& s, const char* system, long conns, long ms, long threads) {
     const std::string url = "http://127.0.0.1:" + std::to_string(s.port) + "/";
     const std::string cmd = "wrk --latency -t" + std::to_string(threads) + " -c" +
                             std::to_string(conns) + " -d" + std::to_string((ms + 999) / 1000) +
                             "s --timeout 10s " + url + " 2>&1";
     std::FILE* f = popen(cmd.c_str(), "r");
     if (!f) die_errno("popen wrk");
-    const pid_t perf_pid = start_perf(perf, s.pid, ms);
     double rps = -1, p50 = -1, p99 = -1;
     long errors = 0, non2xx = 0;
     std::string all;
@@ -396,7 +387,6 @@ void run_http(const server& s, const char* system, long conns, long ms, long thr
         if (std::sscanf(line, " Non-2xx or 3xx responses: %ld", &a) == 1) non2xx = a;
     }
     const int rc = pclose(f);
-    wait_perf(perf_pid);
     if (rc != 0 || rps < 0 || p50 < 0 || p99 < 0) die("wrk failed or printed no rates:\n" + all);
     if (errors != 0 || non2xx != 0)
         die("wrk saw " + std::to_string(errors) + " socket errors and " + std::to_string(non2xx) +
@@ -467,9 +457,9 @@ int main(int argc, char** argv) {
     ensure_descriptors(conns + 16);
     signal(SIGPIPE, SIG_IGN);
 
-    server s = start_server(argv + sep + 1);
-    if (mode == "echo") run_echo(s, system.c_str(), conns, size, ms, warmup_ms, threads, perf);
-    else if (mode == "http") run_http(s, system.c_str(), conns, ms, threads, perf);
+    server s = start_server(argv + sep + 1, perf);
+    if (mode == "echo") run_echo(s, system.c_str(), conns, size, ms, warmup_ms, threads);
+    else if (mode == "http") run_http(s, system.c_str(), conns, ms, threads);
     else if (mode == "idle") run_idle(s, system.c_str(), conns, ms);
     else die("unknown --mode=" + mode + " (echo, http or idle)");
     stop_server(s);
