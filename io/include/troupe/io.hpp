@@ -243,6 +243,12 @@ private:
 
 namespace detail {
 struct poll_desc;
+/// How a queued wait ended; written by the claimer before it wakes.
+enum class wake_reason : std::uint8_t { none, ready, timeout, closed };
+/// The record beside every node queued on a descriptor.
+struct io_record : troupe::wait_record {
+    wake_reason reason = wake_reason::none;
+};
 /// Registers `fd` with the engine (making it non-blocking); returns its
 /// record and the registration's generation. Throws io::error.
 std::pair<poll_desc*, std::uint32_t> attach(int fd);
@@ -268,8 +274,7 @@ protected:
     bool write_;
     poll_desc* pd_ = nullptr;
     std::uint32_t gen_ = 0;
-    bool queued_ = false;
-    bool closed_ = false;
+    io_record rec_;
 };
 }  // namespace detail
 
@@ -396,6 +401,7 @@ public:
     writable when_writable() const noexcept { return writable(fd_); }
 
 private:
+    friend class listener;
     std::size_t read_some_now(std::span<std::byte> buf, deadline d);
     int fd_ = -1;
     std::size_t written_ = 0;
@@ -405,7 +411,8 @@ private:
 class listener {
 public:
     listener() noexcept = default;
-    listener(listener&& o) noexcept : fd_(std::exchange(o.fd_, -1)), unix_path_(std::move(o.unix_path_)) {}
+    listener(listener&& o) noexcept
+        : fd_(std::exchange(o.fd_, -1)), unix_path_(std::move(o.unix_path_)) {}
     listener& operator=(listener&& o) noexcept;
     listener(const listener&) = delete;
     listener& operator=(const listener&) = delete;

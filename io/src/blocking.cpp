@@ -1,0 +1,115 @@
+// io::blocking: a pool of helper kernel threads that run calls which may
+// block the kernel (getaddrinfo, fsync, a C library's blocking call) while
+// the calling user thread parks (docs/io.md "Blocking calls").
+//
+// Calls are records on their callers' stacks, queued intrusively: the pool
+// allocates nothing per call. Helpers are started on demand (pthread, no
+// heap block) up to defaults::io::blocking_threads, and idle ones sleep on
+// a condition variable; they live until the process exits.
+#include <pthread.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <mutex>
+
+#include "engine.hpp"
+#include "troupe/detail/wait_reason.hpp"
+#include "troupe/thread.hpp"
+
+namespace troupe::io::detail {
+
+namespace {
+
+constexpr int max_helpers = 64;
+
+struct call_record {
+    void (*call)(void*);
+    void* arg;
+    select_node* node;
+    call_record* next = nullptr;
+};
+
+struct pool {
+    std::mutex m;
+    std::condition_variable cv;
+    call_record* head = nullptr;
+    call_record* tail = nullptr;
+    int helpers = 0;
+    int idle = 0;
+
+    static void* helper_main(void* self) {
+        auto* p = static_cast<pool*>(self);
+        std::unique_lock g{p->m};
+        for (;;) {
+            while (!p->head) {
+                ++p->idle;
+                p->cv.wait(g);
+                --p->idle;
+            }
+            call_record* c = p->head;
+            p->head = c->next;
+            if (!p->head) p->tail = nullptr;
+            g.unlock();
+            c->call(c->arg);           // noexcept (io::blocking catches)
+            c->node->unpark_waiter();  // the last touch of the record
+            g.lock();
+        }
+        return nullptr;
+    }
+
+    // Queues `c`; starts a helper if none is idle. Throws std::system_error
+    // (c not queued) if there is no helper and none can start.
+    void submit(call_record& c) {
+        std::unique_lock g{m};
+        if (idle == 0 && helpers < max_helpers) {
+            pthread_t t;
+            pthread_attr_t a;
+            pthread_attr_init(&a);
+            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);
+            const int rc = pthread_create(&t, &a, &helper_main, this);
+            pthread_sigmask(SIG_SETMASK, &old, nullptr);
+            pthread_attr_destroy(&a);
+            if (rc == 0) ++helpers;
+            else if (helpers == 0)
+                throw std::system_error(rc, std::generic_category(),
+                                        "troupe::io::blocking: no helper thread");
+        }
+        if (tail) tail->next = &c;
+        else head = &c;
+        tail = &c;
+        g.unlock();
+        cv.notify_one();
+    }
+};
+
+pool& the_pool() {
+    // Never destroyed: helpers sleep in it until the process exits.
+    alignas(pool) static unsigned char storage[sizeof(pool)];
+    static pool* p = ::new (static_cast<void*>(storage)) pool();
+    return *p;
+}
+
+struct blocking_info {
+    const void* fn;
+};
+std::string describe_blocking(const void*) { return "a blocking call on a helper thread"; }
+const troupe::detail::wait_describer blocking_describer{&describe_blocking, nullptr, "held by"};
+
+}  // namespace
+
+void run_blocking(void (*call)(void*), void* arg) {
+    if (!troupe::this_thread::in_user_thread()) {
+        call(arg);  // an OS thread blocks as it would
+        return;
+    }
+    select_node node(this_context());
+    call_record c{call, arg, &node};
+    the_pool().submit(c);
+    troupe::detail::wait_scope ws("io::blocking", nullptr, &c, &blocking_describer);
+    while (!node.released()) park();
+}
+
+}  // namespace troupe::io::detail

@@ -1,0 +1,615 @@
+// The I/O engine: the descriptor table, the readiness protocol (queue,
+// wake, close), the epoll and io_uring back ends and the poller thread.
+#include "engine.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "troupe/config.hpp"
+#include "troupe/context.hpp"
+#include "troupe/detail/timer.hpp"
+#include "troupe/detail/trace.hpp"
+
+#if defined(TROUPE_HAS_IO_URING)
+#include <liburing.h>
+#endif
+
+namespace troupe::io {
+
+namespace {
+std::string message(const char* op, int fd) {
+    std::string m = "troupe::io: ";
+    m += op;
+    if (fd >= 0) m += " on fd " + std::to_string(fd);
+    return m;
+}
+}  // namespace
+
+error::error(int errno_value, const char* operation, int fd)
+    : std::system_error(errno_value, std::generic_category(), message(operation, fd)),
+      operation_(operation),
+      fd_(fd) {}
+
+error::error(std::error_code code, const char* operation, int fd, const std::string& what)
+    : std::system_error(code, what), operation_(operation), fd_(fd) {}
+
+timeout_error::timeout_error(const char* operation, int fd)
+    : error(std::make_error_code(std::errc::timed_out), operation, fd,
+            message(operation, fd) + ": the deadline passed") {}
+
+closed_error::closed_error(const char* operation, int fd)
+    : error(std::make_error_code(std::errc::bad_file_descriptor), operation, fd,
+            message(operation, fd) +
+                ": the descriptor was closed (io::close) before or while the call waited") {}
+
+bool io_uring_built() noexcept {
+#if defined(TROUPE_HAS_IO_URING)
+    return true;
+#else
+    return false;
+#endif
+}
+
+const char* engine_name() { return detail::the_engine().name(); }
+
+namespace detail {
+
+[[noreturn]] void throw_errno(int err, const char* op, int fd) {
+    if (err == EMFILE || err == ENFILE) {
+        std::string m = message(op, fd) + ": " + std::strerror(err) +
+                        (err == EMFILE ? " (the process's RLIMIT_NOFILE is reached: raise it with "
+                                         "`ulimit -n` or setrlimit(RLIMIT_NOFILE))"
+                                       : " (the system-wide limit fs.file-max is reached)");
+        throw error(std::error_code(err, std::generic_category()), op, fd, m);
+    }
+    throw error(err, op, fd);
+}
+
+// ---------------------------------------------------------------------------
+// The descriptor table: chunks of records, made on first use of a number
+// and never freed (records are reused by later registrations of the same
+// number; their generation tells registrations apart). malloc'ed, not
+// operator new'd: it is a process-wide cache like the stack pool.
+
+namespace {
+constexpr int chunk_bits = 10;
+constexpr std::size_t chunk_size = std::size_t{1} << chunk_bits;
+constexpr std::size_t max_chunks = 4096;  // 4 Mi descriptors
+std::atomic<poll_desc*> chunks[max_chunks];
+std::mutex chunk_mutex;
+
+poll_desc* chunk_of(int fd, bool make) {
+    const std::size_t c = std::size_t(fd) >> chunk_bits;
+    if (c >= max_chunks) {
+        if (!make) return nullptr;
+        throw error(std::make_error_code(std::errc::value_too_large), "register", fd,
+                    message("register", fd) + ": descriptor numbers above " +
+                        std::to_string(max_chunks * chunk_size) + " are not supported");
+    }
+    // acquire: the records' construction happens before their use.
+    poll_desc* chunk = chunks[c].load(std::memory_order_acquire);
+    if (chunk || !make) return chunk;
+    std::lock_guard g{chunk_mutex};
+    chunk = chunks[c].load(std::memory_order_acquire);
+    if (chunk) return chunk;
+    void* mem = std::calloc(chunk_size, sizeof(poll_desc));
+    if (!mem) throw std::bad_alloc();
+    chunk = static_cast<poll_desc*>(mem);
+    for (std::size_t i = 0; i < chunk_size; ++i) {
+        ::new (&chunk[i]) poll_desc();
+        chunk[i].fd = int((c << chunk_bits) + i);
+    }
+    chunks[c].store(chunk, std::memory_order_release);
+    return chunk;
+}
+}  // namespace
+
+poll_desc* find_desc(int fd) noexcept {
+    if (fd < 0) return nullptr;
+    poll_desc* chunk = chunk_of(fd, false);
+    return chunk ? &chunk[std::size_t(fd) & (chunk_size - 1)] : nullptr;
+}
+
+std::pair<poll_desc*, std::uint32_t> attach(int fd) {
+    if (fd < 0) throw error(EBADF, "register", fd);
+    poll_desc& pd = chunk_of(fd, true)[std::size_t(fd) & (chunk_size - 1)];
+    std::uint64_t s = pd.state.load(std::memory_order_acquire);
+    if ((s & poll_desc::open_bit) && !(s & poll_desc::closing_bit))
+        return {&pd, poll_desc::gen_of(s)};
+    engine& e = the_engine();
+    std::lock_guard g{pd.lock};
+    s = pd.state.load(std::memory_order_acquire);
+    if (s & poll_desc::closing_bit) throw closed_error("register", fd);
+    if (s & poll_desc::open_bit) return {&pd, poll_desc::gen_of(s)};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw_errno(errno, "register", fd);
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (fl < 0) throw_errno(errno, "register", fd);
+    if (!(fl & O_NONBLOCK) && ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+        throw_errno(errno, "register", fd);
+    const std::uint32_t gen = poll_desc::gen_of(s) + 1;
+    pd.is_socket = S_ISSOCK(st.st_mode);
+    pd.always_ready = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode);
+    if (!pd.always_ready) {
+        try {
+            e.watch(pd, gen);
+        } catch (const error& x) {
+            // epoll refuses what cannot wait (EPERM): it is always ready.
+            if (x.code().value() != EPERM) throw;
+            pd.always_ready = true;
+        }
+    }
+    // release: the registration (flags, engine) happens before a call that
+    // sees the open bit uses it.
+    pd.state.store((std::uint64_t(gen) << 32) | poll_desc::open_bit, std::memory_order_release);
+    return {&pd, gen};
+}
+
+op_ref::op_ref(poll_desc& pd, std::uint32_t gen, const char* op) : pd_(pd) {
+    std::uint64_t s = pd.state.load(std::memory_order_acquire);
+    for (;;) {
+        if (poll_desc::gen_of(s) != gen || !(s & poll_desc::open_bit) ||
+            (s & poll_desc::closing_bit))
+            throw closed_error(op, pd.fd);
+        // acquire: see the registration; a close that sets closing after
+        // this CAS waits for our release before it closes the number.
+        if (pd.state.compare_exchange_weak(s, s + 1, std::memory_order_acquire,
+                                           std::memory_order_acquire))
+            return;
+    }
+}
+
+op_ref::~op_ref() {
+    // acq_rel: our use of the descriptor happens before the close that the
+    // last release performs.
+    const std::uint64_t s = pd_.state.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if ((s & poll_desc::closing_bit) && (s & poll_desc::ref_mask) == 0) finish_close(pd_);
+}
+
+namespace {
+// Claims every node of `q` (those that lost elsewhere are dropped) with
+// `why`, moving the won ones to `wake` (unparked after the lock).
+void claim_all(node_queue& q, node_queue& wake, wake_reason why) noexcept {
+    while (select_node* n = q.pop_front()) {
+        if (!n->try_claim()) continue;
+        n->record<io_record>().reason = why;
+        wake.defer_wake(*n);
+    }
+}
+}  // namespace
+
+void dispatch(poll_desc& pd, std::uint32_t gen, bool readable, bool writable) noexcept {
+    node_queue wake;
+    pd.lock.lock();
+    const std::uint64_t s = pd.state.load(std::memory_order_relaxed);
+    if (poll_desc::gen_of(s) != gen || !(s & poll_desc::open_bit)) {
+        pd.lock.unlock();
+        return;  // an event of an earlier registration of this number
+    }
+    if (readable) {
+        pd.rseq.fetch_add(1, std::memory_order_relaxed);
+        claim_all(pd.readers, wake, wake_reason::ready);
+    }
+    if (writable) {
+        pd.wseq.fetch_add(1, std::memory_order_relaxed);
+        claim_all(pd.writers, wake, wake_reason::ready);
+    }
+    pd.lock.unlock();
+    wake.unpark_all();
+}
+
+void finish_close(poll_desc& pd) noexcept {
+    const std::uint32_t gen = poll_desc::gen_of(pd.state.load(std::memory_order_acquire));
+    if (!pd.always_ready) the_engine().unwatch(pd, gen);
+    // Under the lock: a registration of the number (after ::close returned
+    // it to the kernel) waits for the record to be reset.
+    std::lock_guard g{pd.lock};
+    pd.state.store(std::uint64_t(gen) << 32, std::memory_order_release);
+    ::close(pd.fd);
+}
+
+namespace {
+
+std::string describe_wait(const void* resource) {
+    const auto* w = static_cast<const wait_info*>(resource);
+    std::string s = "fd " + std::to_string(w->fd) + ", " + w->op;
+    if (w->bytes) s += ", " + std::to_string(w->bytes) + " bytes";
+    ::sockaddr_storage ss{};
+    ::socklen_t len = sizeof ss;
+    if (::getpeername(w->fd, reinterpret_cast<::sockaddr*>(&ss), &len) == 0) {
+        try {
+            s += ", peer " + address::from(reinterpret_cast<::sockaddr*>(&ss), len).to_string();
+        } catch (...) {}
+    }
+    return s;
+}
+
+const troupe::detail::wait_describer io_describer{&describe_wait, nullptr, "held by"};
+
+void on_timer(troupe::detail::timer_node& t) noexcept {
+    // Under the timer lock, which the waiter's cancel takes before it
+    // leaves: the node is alive here.
+    auto* n = static_cast<select_node*>(t.arg);
+    if (!n->try_claim()) return;
+    n->record<io_record>().reason = wake_reason::timeout;
+    n->wake();
+}
+
+std::int64_t steady_ns(deadline::clock::time_point t) noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+}  // namespace
+
+wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32_t seen,
+                       const deadline& d, const wait_info& info) noexcept {
+    if (d.is_set() && d.at() <= deadline::clock::now()) return wake_reason::timeout;
+    std::atomic<std::uintptr_t> status{0};
+    select_node n(this_context(), status);
+    io_record rec;
+    n.attach(rec);
+    node_queue& q = write ? pd.writers : pd.readers;
+    std::atomic<std::uint32_t>& seq = write ? pd.wseq : pd.rseq;
+    pd.lock.lock();
+    const std::uint64_t s = pd.state.load(std::memory_order_relaxed);
+    if (poll_desc::gen_of(s) != gen || (s & poll_desc::closing_bit)) {
+        pd.lock.unlock();
+        return wake_reason::closed;
+    }
+    // The poller bumps `seq` under this lock: unchanged means no event came
+    // since the caller's try, so the next one will find the node queued.
+    if (seq.load(std::memory_order_relaxed) != seen) {
+        pd.lock.unlock();
+        return wake_reason::ready;
+    }
+    q.push_back(n);
+    pd.lock.unlock();
+    troupe::detail::timer_node t;
+    if (d.is_set()) {
+        t.deadline = d.at();
+        t.fire = &on_timer;
+        t.arg = &n;
+        try {
+            troupe::detail::timer_arm(t);
+        } catch (...) {
+            // No memory for the timer: wait without it would ignore the
+            // deadline; report a timeout instead once the node is ours.
+            pd.lock.lock();
+            const bool removed = q.remove(n);
+            pd.lock.unlock();
+            if (removed) return wake_reason::timeout;
+            t.fire = nullptr;
+        }
+    }
+    {
+        troupe::detail::wait_scope ws(write ? "io wait (write)" : "io wait (read)", info.op, &info,
+                                      &io_describer, d.is_set() ? steady_ns(d.at()) : 0);
+        // A stray unpark cannot end the wait: only the claimer's release.
+        while (!n.released()) park();
+    }
+    if (t.fire) troupe::detail::timer_cancel(t);
+    // Still queued if the timer won: unlink before the node goes away.
+    pd.lock.lock();
+    q.remove(n);
+    pd.lock.unlock();
+    return rec.reason;
+}
+
+// ---------------------------------------------------------------------------
+// Waituntil readiness clauses
+
+bool ready_clause::register_select(select_node& n) {
+    auto [pd, gen] = attach(fd_);
+    pd_ = pd;
+    gen_ = gen;
+    n.attach(rec_);
+    std::atomic<std::uint32_t>& seq = write_ ? pd->wseq : pd->rseq;
+    node_queue& q = write_ ? pd->writers : pd->readers;
+    for (;;) {
+        const std::uint32_t seen = seq.load(std::memory_order_acquire);
+        if (pd->always_ready) return n.try_claim();
+        ::pollfd p{fd_, short(write_ ? POLLOUT : POLLIN), 0};
+        int r = ::poll(&p, 1, 0);
+        if (r > 0) return n.try_claim();
+        std::lock_guard g{pd->lock};
+        const std::uint64_t s = pd->state.load(std::memory_order_relaxed);
+        if (poll_desc::gen_of(s) != gen || (s & poll_desc::closing_bit)) {
+            if (!n.try_claim()) return false;
+            rec_.reason = wake_reason::closed;
+            return true;
+        }
+        if (seq.load(std::memory_order_relaxed) != seen) continue;  // an event came: look again
+        q.push_back(n);
+        return false;
+    }
+}
+
+bool ready_clause::unregister_select(select_node& n) noexcept {
+    if (!pd_) return false;
+    std::lock_guard g{pd_->lock};
+    (write_ ? pd_->writers : pd_->readers).remove(n);
+    return false;
+}
+
+bool ready_clause::on_selected(select_node&) {
+    if (rec_.reason == wake_reason::closed) {
+        if (std::uncaught_exceptions() > 0) return false;
+        throw closed_error(write_ ? "wait_writable" : "wait_readable", fd_);
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------
+// Back ends
+
+namespace {
+
+void block_signals_and_start(void* (*fn)(void*), void* arg) {
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const int rc = pthread_create(&t, &a, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&a);
+    if (rc != 0) throw error(rc, "start the io poller thread", -1);
+}
+
+std::uint64_t key(int fd, std::uint32_t gen) noexcept {
+    return (std::uint64_t(gen & 0x7fffffffu) << 32) | std::uint32_t(fd);
+}
+void dispatch_key(std::uint64_t k, bool r, bool w) noexcept {
+    const int fd = int(std::uint32_t(k));
+    if (poll_desc* pd = find_desc(fd)) {
+        // Only the low 31 bits of the generation travel in the key.
+        const std::uint32_t gen = poll_desc::gen_of(pd->state.load(std::memory_order_acquire));
+        if ((gen & 0x7fffffffu) == (std::uint32_t(k >> 32) & 0x7fffffffu)) dispatch(*pd, gen, r, w);
+    }
+}
+
+class epoll_engine final : public engine {
+public:
+    epoll_engine() {
+        ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+        if (ep_ < 0) throw_errno(errno, "epoll_create1", -1);
+        block_signals_and_start(&run, this);
+    }
+    const char* name() const noexcept override { return "epoll"; }
+    void watch(poll_desc& pd, std::uint32_t gen) override {
+        ::epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+        ev.data.u64 = key(pd.fd, gen);
+        if (::epoll_ctl(ep_, EPOLL_CTL_ADD, pd.fd, &ev) == 0) return;
+        // Still registered: the number was closed with ::close while another
+        // descriptor kept the file open (dup). Take the registration over.
+        if (errno == EEXIST && ::epoll_ctl(ep_, EPOLL_CTL_MOD, pd.fd, &ev) == 0) return;
+        throw error(errno, "register (epoll_ctl)", pd.fd);
+    }
+    void unwatch(poll_desc& pd, std::uint32_t) noexcept override {
+        ::epoll_event ev{};
+        ::epoll_ctl(ep_, EPOLL_CTL_DEL, pd.fd, &ev);
+    }
+
+private:
+    static void* run(void* self) {
+        troupe::detail::trace::label_thread("io poller (epoll)", troupe::detail::trace::no_index,
+                                            nullptr);
+        auto* e = static_cast<epoll_engine*>(self);
+        ::epoll_event evs[256];
+        for (;;) {
+            const int n = ::epoll_wait(e->ep_, evs, 256, -1);
+            for (int i = 0; i < n; ++i) {
+                const std::uint32_t m = evs[i].events;
+                dispatch_key(evs[i].data.u64, m & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR),
+                             m & (EPOLLOUT | EPOLLHUP | EPOLLERR));
+            }
+        }
+        return nullptr;
+    }
+    int ep_ = -1;
+};
+
+#if defined(TROUPE_HAS_IO_URING)
+// io_uring: one multishot poll per descriptor gives the same edges as
+// epoll's EPOLLET; regular-file reads and writes are submitted as
+// operations and their submitter parks until the completion.
+class uring_engine final : public engine {
+public:
+    // Throws the errno of io_uring_queue_init (ENOSYS, EPERM, ...).
+    uring_engine() {
+        ::io_uring_params p{};
+        p.flags = IORING_SETUP_CQSIZE;
+        p.cq_entries = 65536;
+        const int rc = ::io_uring_queue_init_params(4096, &ring_, &p);
+        if (rc < 0) throw error(-rc, "io_uring_queue_init", -1);
+        try {
+            block_signals_and_start(&run, this);
+        } catch (...) {
+            ::io_uring_queue_exit(&ring_);
+            throw;
+        }
+    }
+    const char* name() const noexcept override { return "io_uring"; }
+    void watch(poll_desc& pd, std::uint32_t gen) override {
+        std::lock_guard g{sq_};
+        ::io_uring_sqe* sqe = get_sqe();
+        ::io_uring_prep_poll_multishot(sqe, pd.fd, POLLIN | POLLOUT | POLLRDHUP);
+        ::io_uring_sqe_set_data64(sqe, poll_tag | key(pd.fd, gen));
+        submit();
+    }
+    void unwatch(poll_desc& pd, std::uint32_t gen) noexcept override {
+        std::lock_guard g{sq_};
+        ::io_uring_sqe* sqe = get_sqe();
+        ::io_uring_prep_poll_remove(sqe, poll_tag | key(pd.fd, gen));
+        ::io_uring_sqe_set_data64(sqe, ignore_tag);
+        submit();
+    }
+    bool async_files() const noexcept override { return true; }
+    long file_op(bool write, int fd, void* buf, std::size_t n, ::off_t offset) override {
+        file_record rec;
+        select_node node(this_context());
+        rec.node = &node;
+        {
+            std::lock_guard g{sq_};
+            ::io_uring_sqe* sqe = get_sqe();
+            if (write) ::io_uring_prep_write(sqe, fd, buf, unsigned(n), std::uint64_t(offset));
+            else ::io_uring_prep_read(sqe, fd, buf, unsigned(n), std::uint64_t(offset));
+            ::io_uring_sqe_set_data(sqe, &rec);
+            submit();
+        }
+        wait_info info{fd, write ? "file write" : "file read", n};
+        troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer);
+        while (!node.released()) park();
+        return rec.res;
+    }
+
+private:
+    static constexpr std::uint64_t poll_tag = std::uint64_t(1) << 63;
+    static constexpr std::uint64_t ignore_tag = 1;  // no record is at an odd address
+    struct file_record {
+        select_node* node = nullptr;
+        long res = 0;
+    };
+
+    ::io_uring_sqe* get_sqe() noexcept {
+        for (;;) {
+            if (::io_uring_sqe* s = ::io_uring_get_sqe(&ring_)) return s;
+            ::io_uring_submit(&ring_);  // the ring is full: make room
+        }
+    }
+    void submit() noexcept {
+        while (::io_uring_submit(&ring_) == -EINTR) {}
+    }
+
+    void complete(::io_uring_cqe* c) noexcept {
+        const std::uint64_t ud = ::io_uring_cqe_get_data64(c);
+        if (ud == ignore_tag) return;
+        if (ud & poll_tag) {
+            const std::uint64_t k = ud & ~poll_tag;
+            if (c->res >= 0) {
+                const unsigned m = unsigned(c->res);
+                dispatch_key(k, m & (POLLIN | POLLRDHUP | POLLHUP | POLLERR),
+                             m & (POLLOUT | POLLHUP | POLLERR));
+            }
+            if (!(c->flags & IORING_CQE_F_MORE) && c->res != -ECANCELED) rearm(k);
+            return;
+        }
+        auto* rec = reinterpret_cast<file_record*>(ud);
+        rec->res = c->res;
+        rec->node->unpark_waiter();  // last touch of the record
+    }
+
+    // A multishot poll ended on its own (an overflowing completion queue,
+    // an error): poll again if the registration is current, and wake both
+    // directions (what ended it may have been an edge).
+    void rearm(std::uint64_t k) noexcept {
+        const int fd = int(std::uint32_t(k));
+        poll_desc* pd = find_desc(fd);
+        if (!pd) return;
+        const std::uint64_t s = pd->state.load(std::memory_order_acquire);
+        const std::uint32_t gen = poll_desc::gen_of(s);
+        if (!(s & poll_desc::open_bit) || (s & poll_desc::closing_bit) ||
+            (gen & 0x7fffffffu) != std::uint32_t(k >> 32))
+            return;
+        {
+            std::lock_guard g{sq_};
+            ::io_uring_sqe* sqe = get_sqe();
+            ::io_uring_prep_poll_multishot(sqe, fd, POLLIN | POLLOUT | POLLRDHUP);
+            ::io_uring_sqe_set_data64(sqe, poll_tag | k);
+            submit();
+        }
+        dispatch(*pd, gen, true, true);
+    }
+
+    static void* run(void* self) {
+        troupe::detail::trace::label_thread("io poller (io_uring)", troupe::detail::trace::no_index,
+                                            nullptr);
+        auto* e = static_cast<uring_engine*>(self);
+        for (;;) {
+            ::io_uring_cqe* c = nullptr;
+            if (::io_uring_wait_cqe(&e->ring_, &c) < 0) continue;  // EINTR
+            unsigned head, seen = 0;
+            io_uring_for_each_cqe(&e->ring_, head, c) {
+                e->complete(c);
+                ++seen;
+            }
+            ::io_uring_cq_advance(&e->ring_, seen);
+        }
+        return nullptr;
+    }
+
+    ::io_uring ring_{};
+    std::mutex sq_;  // submissions come from any thread
+};
+#endif
+
+std::atomic<engine*> the_one{nullptr};
+// The engine lives in static storage and is never destroyed: its poller
+// thread runs until the process exits, and calls may come from threads that
+// outlive static destructors. Not operator new'd (a process-wide cache).
+union engine_storage {
+    alignas(epoll_engine) unsigned char epoll[sizeof(epoll_engine)];
+#if defined(TROUPE_HAS_IO_URING)
+    alignas(uring_engine) unsigned char uring[sizeof(uring_engine)];
+#endif
+} storage;
+std::once_flag start_once;
+
+engine* start_engine() {
+    const char* want = std::getenv("TROUPE_IO");
+    bool uring = io_uring_built();
+    if (want && *want) {
+        if (std::strcmp(want, "epoll") == 0) {
+            uring = false;
+        } else if (std::strcmp(want, "uring") == 0 || std::strcmp(want, "io_uring") == 0) {
+            if (!uring)
+                std::fprintf(stderr,
+                             "troupe: TROUPE_IO=%s, but this build has no io_uring (built with "
+                             "-Dio_uring=disabled or without liburing); using epoll\n",
+                             want);
+        } else {
+            std::fprintf(stderr,
+                         "troupe: TROUPE_IO=%s names no engine (uring or epoll); using %s\n", want,
+                         uring ? "io_uring" : "epoll");
+        }
+    }
+#if defined(TROUPE_HAS_IO_URING)
+    if (uring) {
+        try {
+            return ::new (static_cast<void*>(storage.uring)) uring_engine();
+        } catch (const error& x) {
+            std::fprintf(stderr, "troupe: io_uring is unavailable (%s); using epoll\n",
+                         std::strerror(x.code().value()));
+        }
+    }
+#endif
+    (void)uring;
+    return ::new (static_cast<void*>(storage.epoll)) epoll_engine();
+}
+
+}  // namespace
+
+engine& the_engine() {
+    if (engine* e = the_one.load(std::memory_order_acquire)) return *e;
+    std::call_once(start_once, [] { the_one.store(start_engine(), std::memory_order_release); });
+    return *the_one.load(std::memory_order_acquire);
+}
+
+}  // namespace detail
+}  // namespace troupe::io
