@@ -14,6 +14,9 @@
 //       bench=io_echo        metric=ops_per_s   (echoes per second)
 //       bench=io_echo_p50/99 metric=ns_per_op   (round-trip latency)
 //       bench=io_echo_cpu    metric=cpu_percent (server CPU, 100 = one core)
+//       bench=io_echo_switches metric=switches_per_op (server context
+//                            switches per echo, every thread summed)
+//       The warm-up starts once every connection has had one echo.
 //   io_loadgen --mode=http --system=S --conns=N --ms=M [--threads=T] -- SERVER ARGS...
 //       runs wrk -tT -cN against the server (GET /, keep-alive).
 //       bench=io_http metric=ops_per_s, io_http_p50/99 metric=ns_per_op
@@ -33,6 +36,7 @@
 // worker threads a server may hold, fails with ESRCH and records nothing.) (for the profiles of
 // bench/RESULTS.md).
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -167,6 +171,30 @@ double cpu_seconds_of(pid_t pid) {
     return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// Context switches (voluntary and not) of every thread of `pid`, summed
+// over /proc/pid/task/*/status: a thread that sleeps and is woken costs
+// one, so per echo this counts the kernel-thread hops of a server's wake path.
+long switches_of(pid_t pid) {
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = opendir(dir.c_str());
+    if (!d) die_errno("open " + dir);
+    long total = 0;
+    while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::FILE* f = std::fopen((dir + "/" + e->d_name + "/status").c_str(), "r");
+        if (!f) continue;  // the thread ended meanwhile
+        char line[256];
+        long v = 0;
+        while (std::fgets(line, sizeof line, f))
+            if (std::sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+                std::sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+                total += v;
+        std::fclose(f);
+    }
+    closedir(d);
+    return total;
+}
+
 // Resident set of `pid` in KiB (VmRSS of /proc/pid/status).
 long rss_kb_of(pid_t pid) {
     const std::string path = "/proc/" + std::to_string(pid) + "/status";
@@ -233,7 +261,8 @@ struct echo_conn {
     std::size_t have = 0;  // bytes of the reply received so far
     std::uint64_t seq = 0;
     bench::clock::time_point sent_at;
-    bool counted = false;  // sent inside the measured window
+    bool counted = false;   // sent inside the measured window
+    bool answered = false;  // one echo came back (the server serves it)
 };
 
 enum phase : int { warmup, measure, done };
@@ -253,7 +282,7 @@ void send_next(echo_conn& c, const std::atomic<int>& ph) {
     write_all(c.fd, c.sent.data(), c.sent.size());
 }
 
-void echo_loop(echo_worker& w, const std::atomic<int>& ph) {
+void echo_loop(echo_worker& w, const std::atomic<int>& ph, std::atomic<long>& answered) {
     const int ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0) die_errno("epoll_create1");
     for (echo_conn* c : w.conns) {
@@ -280,6 +309,10 @@ void echo_loop(echo_worker& w, const std::atomic<int>& ph) {
             const auto now = bench::clock::now();
             if (std::memcmp(c.got.data(), c.sent.data(), c.got.size()) != 0)
                 die("an echo differs from what was sent");
+            if (!c.answered) {
+                c.answered = true;
+                answered.fetch_add(1, std::memory_order_relaxed);
+            }
             if (c.counted && ph.load(std::memory_order_relaxed) == measure) {
                 ++w.ops;
                 w.lat_ns.push_back(static_cast<std::uint32_t>(std::min<long long>(
@@ -316,9 +349,21 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
         ws[static_cast<std::size_t>(i % threads)].conns.push_back(&cs[static_cast<std::size_t>(i)]);
     for (auto& w : ws) w.lat_ns.reserve(1 << 20);
     std::atomic<int> ph{warmup};
+    std::atomic<long> answered{0};
     std::vector<std::thread> ts;
-    for (auto& w : ws) ts.emplace_back([&w, &ph] { echo_loop(w, ph); });
+    for (auto& w : ws) ts.emplace_back([&w, &ph, &answered] { echo_loop(w, ph, answered); });
+    // The warm-up starts once every connection has had one echo: the
+    // server has accepted and started serving all of them (a thread per
+    // connection takes a while at 1,000), none of which is measured.
+    const auto setup = bench::clock::now();
+    while (answered.load(std::memory_order_relaxed) < conns) {
+        if (bench::seconds(setup, bench::clock::now()) > 60)
+            die("the server answered " + std::to_string(answered.load()) + " of " +
+                std::to_string(conns) + " connections within 60 s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
+    const long cs0 = switches_of(s.pid);
     const double cpu0 = cpu_seconds_of(s.pid);
     const auto t0 = bench::clock::now();
     ph.store(measure, std::memory_order_relaxed);
@@ -326,6 +371,7 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     ph.store(done, std::memory_order_relaxed);
     const auto t1 = bench::clock::now();
     const double cpu1 = cpu_seconds_of(s.pid);
+    const long cs1 = switches_of(s.pid);
     for (auto& t : ts) t.join();
     for (auto& c : cs) close(c.fd);
 
@@ -342,6 +388,8 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     bench::result("io_echo_p50", system, "ns_per_op", percentile(lat, 0.50), p);
     bench::result("io_echo_p99", system, "ns_per_op", percentile(lat, 0.99), p);
     bench::result("io_echo_cpu", system, "cpu_percent", (cpu1 - cpu0) / secs * 100.0, p);
+    bench::result("io_echo_switches", system, "switches_per_op",
+                  static_cast<double>(cs1 - cs0) / static_cast<double>(ops), p);
 }
 
 // ---------------------------------------------------------------------------
