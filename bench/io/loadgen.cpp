@@ -68,6 +68,25 @@ namespace {
 
 [[noreturn]] void die_errno(const std::string& what) { die(what + ": " + std::strerror(errno)); }
 
+// A server that stops answering: if TROUPE_DUMP_SIGNAL (which the server
+// inherits) names USR1, USR2 or QUIT, send it that signal so a troupe
+// server writes its dump (every thread and what it waits on) to stderr,
+// then fail.
+[[noreturn]] void die_stalled(pid_t server, const std::string& what) {
+    const char* sig = std::getenv("TROUPE_DUMP_SIGNAL");
+    int signo = 0;
+    if (sig && std::strcmp(sig, "USR1") == 0) signo = SIGUSR1;
+    if (sig && std::strcmp(sig, "USR2") == 0) signo = SIGUSR2;
+    if (sig && std::strcmp(sig, "QUIT") == 0) signo = SIGQUIT;
+    if (signo != 0) {
+        std::fprintf(stderr, "io_loadgen: %s; asking the server for its dump (SIG%s)\n",
+                     what.c_str(), sig);
+        kill(server, signo);
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    die(what);
+}
+
 // ---------------------------------------------------------------------------
 // The server process
 
@@ -270,7 +289,7 @@ enum phase : int { warmup, measure, done };
 struct echo_worker {
     std::vector<echo_conn*> conns;
     std::vector<std::uint32_t> lat_ns;  // round trips sent and completed in the window
-    long ops = 0;                       // completed in the window
+    std::atomic<long> ops{0};           // completed in the window (read by main on a stall)
 };
 
 void send_next(echo_conn& c, const std::atomic<int>& ph) {
@@ -314,7 +333,7 @@ void echo_loop(echo_worker& w, const std::atomic<int>& ph, std::atomic<long>& an
                 answered.fetch_add(1, std::memory_order_relaxed);
             }
             if (c.counted && ph.load(std::memory_order_relaxed) == measure) {
-                ++w.ops;
+                w.ops.store(w.ops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
                 w.lat_ns.push_back(static_cast<std::uint32_t>(std::min<long long>(
                     std::chrono::nanoseconds(now - c.sent_at).count(), 0xffffffffLL)));
             }
@@ -358,8 +377,8 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     const auto setup = bench::clock::now();
     while (answered.load(std::memory_order_relaxed) < conns) {
         if (bench::seconds(setup, bench::clock::now()) > 60)
-            die("the server answered " + std::to_string(answered.load()) + " of " +
-                std::to_string(conns) + " connections within 60 s");
+            die_stalled(s.pid, "the server answered " + std::to_string(answered.load()) + " of " +
+                                   std::to_string(conns) + " connections within 60 s");
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
@@ -372,16 +391,16 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     const auto t1 = bench::clock::now();
     const double cpu1 = cpu_seconds_of(s.pid);
     const long cs1 = switches_of(s.pid);
+    long ops = 0;
+    for (auto& w : ws) ops += w.ops.load(std::memory_order_relaxed);
+    if (ops == 0)  // workers still running: the dump shows the server as it is
+        die_stalled(s.pid, "no echo completed in the measured window (" + std::to_string(ms) +
+                               " ms, " + std::to_string(conns) + " connections)");
     for (auto& t : ts) t.join();
     for (auto& c : cs) close(c.fd);
 
-    long ops = 0;
     std::vector<std::uint32_t> lat;
-    for (auto& w : ws) {
-        ops += w.ops;
-        lat.insert(lat.end(), w.lat_ns.begin(), w.lat_ns.end());
-    }
-    if (ops == 0) die("no echo completed in the measured window");
+    for (auto& w : ws) lat.insert(lat.end(), w.lat_ns.begin(), w.lat_ns.end());
     const double secs = bench::seconds(t0, t1);
     const std::string p = "conns=" + std::to_string(conns) + " size=" + std::to_string(size);
     bench::result("io_echo", system, "ops_per_s", static_cast<double>(ops) / secs, p);

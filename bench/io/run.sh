@@ -43,6 +43,9 @@ fi
 # generator and the server together over a fixed window: they say nothing
 # here (the server's own CPU is io_echo_cpu).
 TIMED=
+# A troupe server that stops answering writes its dump on SIGUSR1 (the
+# load generator sends it on a stall; see loadgen.cpp, die_stalled).
+export TROUPE_DUMP_SIGNAL=USR1
 
 # Go twins: built here into $BUILD/go (bench/lib.sh), each with the shared
 # server side of the load generator's protocol.
