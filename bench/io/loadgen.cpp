@@ -55,6 +55,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -72,7 +73,34 @@ namespace {
 // inherits) names USR1, USR2 or QUIT, send it that signal so a troupe
 // server writes its dump (every thread and what it waits on) to stderr,
 // then fail.
-[[noreturn]] void die_stalled(pid_t server, const std::string& what) {
+// Of the established TCP sockets whose local port is `port` (the server's
+// side of every connection), how many hold bytes nobody has read
+// (/proc/net/tcp rx_queue), and how many bytes in all: on a stall, unread
+// bytes at a server waiting to read mean a wake-up was lost.
+std::pair<long, long> unread_at_server(int port) {
+    std::FILE* f = std::fopen("/proc/net/tcp", "r");
+    if (!f) return {-1, -1};
+    char line[512];
+    long socks = 0, bytes = 0;
+    std::fgets(line, sizeof line, f);  // header
+    while (std::fgets(line, sizeof line, f)) {
+        unsigned lport = 0, st = 0;
+        unsigned long txq = 0, rxq = 0;
+        if (std::sscanf(line, " %*d: %*x:%x %*x:%*x %x %lx:%lx", &lport, &st, &txq, &rxq) != 4)
+            continue;
+        if (static_cast<int>(lport) == port && st == 1 && rxq > 0) {
+            ++socks;
+            bytes += static_cast<long>(rxq);
+        }
+    }
+    std::fclose(f);
+    return {socks, bytes};
+}
+
+[[noreturn]] void die_stalled(pid_t server, int port, const std::string& what) {
+    const auto [socks, bytes] = unread_at_server(port);
+    std::fprintf(stderr, "io_loadgen: %s: %ld of the server's sockets hold %ld unread bytes\n",
+                 what.c_str(), socks, bytes);
     const char* sig = std::getenv("TROUPE_DUMP_SIGNAL");
     int signo = 0;
     if (sig && std::strcmp(sig, "USR1") == 0) signo = SIGUSR1;
@@ -377,8 +405,9 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     const auto setup = bench::clock::now();
     while (answered.load(std::memory_order_relaxed) < conns) {
         if (bench::seconds(setup, bench::clock::now()) > 60)
-            die_stalled(s.pid, "the server answered " + std::to_string(answered.load()) + " of " +
-                                   std::to_string(conns) + " connections within 60 s");
+            die_stalled(s.pid, s.port,
+                        "the server answered " + std::to_string(answered.load()) + " of " +
+                            std::to_string(conns) + " connections within 60 s");
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
@@ -394,8 +423,9 @@ void run_echo(const server& s, const char* system, long conns, long size, long m
     long ops = 0;
     for (auto& w : ws) ops += w.ops.load(std::memory_order_relaxed);
     if (ops == 0)  // workers still running: the dump shows the server as it is
-        die_stalled(s.pid, "no echo completed in the measured window (" + std::to_string(ms) +
-                               " ms, " + std::to_string(conns) + " connections)");
+        die_stalled(s.pid, s.port,
+                    "no echo completed in the measured window (" + std::to_string(ms) + " ms, " +
+                        std::to_string(conns) + " connections)");
     for (auto& t : ts) t.join();
     for (auto& c : cs) close(c.fd);
 
