@@ -23,6 +23,7 @@
 #include "dump_snapshot.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
+#include "troupe/detail/wake_source.hpp"
 #include "troupe/dump.hpp"
 
 namespace troupe::detail {
@@ -33,6 +34,9 @@ enum class on_deadlock : std::uint8_t { off, report, abort };
 
 std::atomic<std::uint32_t> requests{0};
 std::atomic<bool> thread_running{false};
+// Registered wake sources (troupe/detail/wake_source.hpp): slots filled once,
+// in order, never cleared.
+std::atomic<const wake_source*> sources[max_wake_sources];
 // Written once, before the thread starts (relaxed: a setting).
 std::atomic<on_deadlock> mode{on_deadlock::abort};
 std::atomic<deadlock_handler> handler{nullptr};
@@ -103,6 +107,12 @@ look take_look() noexcept {
     registry& r = the_registry();
     std::size_t accounted = 1;  // this thread
     if (timer_thread_started()) ++accounted;
+    for (auto& slot : sources) {
+        const wake_source* s = slot.load(std::memory_order_acquire);
+        if (!s) break;
+        if (s->pending()) return l;  // a wait on the outside world will end
+        accounted += s->threads();
+    }
     std::size_t waiting = 0;
     {
         std::lock_guard g{r.lock};
@@ -262,6 +272,16 @@ void note_idle_sleep() noexcept {
     if (requests.load(std::memory_order_relaxed) & want_check) return;
     requests.fetch_or(want_check, std::memory_order_release);
     futex_wake(requests);
+}
+
+bool add_wake_source(const wake_source* s) noexcept {
+    for (auto& slot : sources) {
+        const wake_source* expected = nullptr;
+        // release: the source's fields before its slot is seen.
+        if (slot.compare_exchange_strong(expected, s, std::memory_order_acq_rel)) return true;
+        if (expected == s) return true;
+    }
+    return false;
 }
 
 }  // namespace troupe::detail

@@ -34,7 +34,7 @@ struct pool {
     std::condition_variable cv;
     call_record* head = nullptr;
     call_record* tail = nullptr;
-    int helpers = 0;
+    std::atomic<int> helpers{0};
     int idle = 0;
 
     static void* helper_main(void* self) {
@@ -61,7 +61,7 @@ struct pool {
     // (c not queued) if there is no helper and none can start.
     void submit(call_record& c) {
         std::unique_lock g{m};
-        if (idle == 0 && helpers < max_helpers) {
+        if (idle == 0 && helpers.load(std::memory_order_relaxed) < max_helpers) {
             pthread_t t;
             pthread_attr_t a;
             pthread_attr_init(&a);
@@ -100,6 +100,13 @@ const troupe::detail::wait_describer blocking_describer{&describe_blocking, null
 
 }  // namespace
 
+std::atomic<long> outside_calls{0};
+
+std::size_t blocking_helpers() noexcept {
+    pool& p = the_pool();
+    return std::size_t(p.helpers.load(std::memory_order_relaxed));
+}
+
 void run_blocking(void (*call)(void*), void* arg) {
     if (!troupe::this_thread::in_user_thread()) {
         call(arg);  // an OS thread blocks as it would
@@ -107,9 +114,18 @@ void run_blocking(void (*call)(void*), void* arg) {
     }
     select_node node(this_context());
     call_record c{call, arg, &node};
-    the_pool().submit(c);
-    troupe::detail::wait_scope ws("io::blocking", nullptr, &c, &blocking_describer);
-    while (!node.released()) park();
+    outside_calls.fetch_add(1, std::memory_order_relaxed);
+    try {
+        the_pool().submit(c);
+    } catch (...) {
+        outside_calls.fetch_sub(1, std::memory_order_relaxed);
+        throw;
+    }
+    {
+        troupe::detail::wait_scope ws("io::blocking", nullptr, &c, &blocking_describer);
+        while (!node.released()) park();
+    }
+    outside_calls.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace troupe::io::detail

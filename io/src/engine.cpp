@@ -23,6 +23,7 @@
 #include "troupe/context.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/trace.hpp"
+#include "troupe/detail/wake_source.hpp"
 
 #if defined(TROUPE_HAS_IO_URING)
 #include <liburing.h>
@@ -474,8 +475,12 @@ public:
             submit();
         }
         wait_info info{fd, write ? "file write" : "file read", n};
-        troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer);
-        while (!node.released()) park();
+        outside_calls.fetch_add(1, std::memory_order_relaxed);
+        {
+            troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer);
+            while (!node.released()) park();
+        }
+        outside_calls.fetch_sub(1, std::memory_order_relaxed);
         return rec.res;
     }
 
@@ -603,11 +608,37 @@ engine* start_engine() {
     return ::new (static_cast<void*>(storage.epoll)) epoll_engine();
 }
 
+// The everyone-asleep check's view of the engine: the poller and the
+// helpers are troupe's own threads, and a thread queued on a descriptor (or
+// in a call on a helper, or a submitted file operation) will be woken from
+// outside.
+std::size_t source_threads() noexcept {
+    return (the_one.load(std::memory_order_acquire) ? 1 : 0) + blocking_helpers();
+}
+bool source_pending() noexcept {
+    if (outside_calls.load(std::memory_order_relaxed) != 0) return true;
+    for (auto& slot : chunks) {
+        poll_desc* chunk = slot.load(std::memory_order_acquire);
+        if (!chunk) continue;
+        for (std::size_t i = 0; i < chunk_size; ++i) {
+            poll_desc& pd = chunk[i];
+            if (!(pd.state.load(std::memory_order_relaxed) & poll_desc::open_bit)) continue;
+            std::lock_guard g{pd.lock};
+            if (!pd.readers.empty() || !pd.writers.empty()) return true;
+        }
+    }
+    return false;
+}
+const troupe::detail::wake_source io_source{&source_threads, &source_pending};
+
 }  // namespace
 
 engine& the_engine() {
     if (engine* e = the_one.load(std::memory_order_acquire)) return *e;
-    std::call_once(start_once, [] { the_one.store(start_engine(), std::memory_order_release); });
+    std::call_once(start_once, [] {
+        the_one.store(start_engine(), std::memory_order_release);
+        troupe::detail::add_wake_source(&io_source);
+    });
     return *the_one.load(std::memory_order_acquire);
 }
 

@@ -112,6 +112,12 @@ wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32
 /// `pd.lock` not held. nothrow.
 void finish_close(poll_desc& pd) noexcept;
 
+/// Calls on helper threads and file operations in flight (the
+/// everyone-asleep check: they end from outside).
+extern std::atomic<long> outside_calls;
+/// Helper threads of io::blocking started so far. nothrow.
+std::size_t blocking_helpers() noexcept;
+
 /// "troupe::io: <op> on fd N: <strerror>" plus, for EMFILE/ENFILE, the
 /// limit to raise.
 [[noreturn]] void throw_errno(int err, const char* op, int fd);

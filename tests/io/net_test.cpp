@@ -56,42 +56,46 @@ TEST_CASE("address parsing and printing") {
 
 TEST_CASE("TCP echo: many connections served by user threads on few processors") {
     io::engine_name();
-    on_processors([](troupe::cluster& c) {
-        troupe_test::leak_check no_leaks;
-        auto ln = local_listener();
-        const auto at = ln.local();
-        const int clients = troupe_test::scaled(64, 4);
-        const int rounds = troupe_test::scaled(50, 5);
-        troupe::thread server{c, [&] {
-            io::serve(ln, [](io::connection& conn) {
-                char buf[512];
-                while (std::size_t n = conn.read_some(buf)) conn.write_all(buf, n);
-            });
-        }};
-        std::vector<troupe::thread> cs;
-        std::atomic<int> ok{0};
-        for (int i = 0; i < clients; ++i) {
-            cs.emplace_back(c, [&, i] {
-                io::connection conn = io::connection::connect(at);
-                CHECK(conn.peer().port() == at.port());
-                for (int r = 0; r < rounds; ++r) {
-                    const std::string msg = "client " + std::to_string(i) + " round " + std::to_string(r);
-                    conn.write_all(msg);
-                    std::string back(msg.size(), '\0');
-                    CHECK(conn.read_exact(std::as_writable_bytes(std::span(back))));
-                    CHECK(back == msg);
-                }
-                conn.shutdown();
-                char b;
-                CHECK(std::size_t(conn.read_some(&b, 1)) == 0);  // the server closed after EOF
-                ok.fetch_add(1);
-            });
-        }
-        for (auto& t : cs) t.join();
-        ln.close();  // ends serve
-        server.join();
-        CHECK(ok.load() == clients);
-    }, {1, 2, 4});
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            auto ln = local_listener();
+            const auto at = ln.local();
+            const int clients = troupe_test::scaled(64, 4);
+            const int rounds = troupe_test::scaled(50, 5);
+            troupe::thread server{c, [&] {
+                                      io::serve(ln, [](io::connection& conn) {
+                                          char buf[512];
+                                          while (std::size_t n = conn.read_some(buf))
+                                              conn.write_all(buf, n);
+                                      });
+                                  }};
+            std::vector<troupe::thread> cs;
+            std::atomic<int> ok{0};
+            for (int i = 0; i < clients; ++i) {
+                cs.emplace_back(c, [&, i] {
+                    io::connection conn = io::connection::connect(at);
+                    CHECK(conn.peer().port() == at.port());
+                    for (int r = 0; r < rounds; ++r) {
+                        const std::string msg =
+                            "client " + std::to_string(i) + " round " + std::to_string(r);
+                        conn.write_all(msg);
+                        std::string back(msg.size(), '\0');
+                        CHECK(conn.read_exact(std::as_writable_bytes(std::span(back))));
+                        CHECK(back == msg);
+                    }
+                    conn.shutdown();
+                    char b;
+                    CHECK(std::size_t(conn.read_some(&b, 1)) == 0);  // the server closed after EOF
+                    ok.fetch_add(1);
+                });
+            }
+            for (auto& t : cs) t.join();
+            ln.close();  // ends serve
+            server.join();
+            CHECK(ok.load() == clients);
+        },
+        {1, 2, 4});
 }
 
 TEST_CASE("Unix-domain listener and connection") {
@@ -100,11 +104,11 @@ TEST_CASE("Unix-domain listener and connection") {
     auto ln = io::listener::listen(io::address::unix_path(path));
     CHECK(ln.local().to_string() == "unix:" + path);
     troupe::thread server{c, [&] {
-        io::connection conn = ln.accept();
-        char buf[16];
-        std::size_t n = conn.read_some(buf);
-        conn.write_all(buf, n);
-    }};
+                              io::connection conn = ln.accept();
+                              char buf[16];
+                              std::size_t n = conn.read_some(buf);
+                              conn.write_all(buf, n);
+                          }};
     run_in(c, [&] {
         auto conn = io::connection::connect(io::address::parse("unix:" + path));
         conn.write_all("ping");
@@ -136,57 +140,61 @@ TEST_CASE("connect to a closed port fails with ECONNREFUSED") {
 }
 
 TEST_CASE("peer reset mid-read: the blocked reader gets ECONNRESET") {
-    on_processors([](troupe::cluster& c) {
-        auto ln = local_listener();
-        run_in(c, [&] {
-            auto client = io::connection::connect(ln.local());
-            io::connection server = ln.accept();
-            troupe::thread reader{[&] {
-                char buf[64];
-                // First some data, then the reset while waiting for more.
-                CHECK(std::size_t(client.read_some(buf)) == 3);
-                try {
-                    (void)std::size_t(client.read_some(buf));
-                    FAIL("no error after a reset");
-                } catch (const io::error& e) {
-                    CHECK(e.code() == std::errc::connection_reset);
-                }
-            }};
-            server.write_all("abc");
-            wait_until([&] { return io_waiter_on(client.fd()); });
-            linger_zero(server.fd());
-            server.close();
-            reader.join();
-        });
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            auto ln = local_listener();
+            run_in(c, [&] {
+                auto client = io::connection::connect(ln.local());
+                io::connection server = ln.accept();
+                troupe::thread reader{[&] {
+                    char buf[64];
+                    // First some data, then the reset while waiting for more.
+                    CHECK(std::size_t(client.read_some(buf)) == 3);
+                    try {
+                        (void)std::size_t(client.read_some(buf));
+                        FAIL("no error after a reset");
+                    } catch (const io::error& e) {
+                        CHECK(e.code() == std::errc::connection_reset);
+                    }
+                }};
+                server.write_all("abc");
+                wait_until([&] { return io_waiter_on(client.fd()); });
+                linger_zero(server.fd());
+                server.close();
+                reader.join();
+            });
+        },
+        {1, 2});
 }
 
 TEST_CASE("peer reset mid-write: a writer blocked on a full buffer gets EPIPE or ECONNRESET") {
-    on_processors([](troupe::cluster& c) {
-        auto ln = local_listener();
-        run_in(c, [&] {
-            auto client = io::connection::connect(ln.local());
-            io::connection server = ln.accept();
-            std::atomic<bool> failed{false};
-            troupe::thread writer{[&] {
-                std::vector<char> big(1 << 20, 'x');
-                try {
-                    for (;;) client.write_all(big.data(), big.size());
-                } catch (const io::error& e) {
-                    CHECK((e.code() == std::errc::broken_pipe ||
-                           e.code() == std::errc::connection_reset));
-                    CHECK(std::string(e.what()).find("after") != std::string::npos);
-                    failed = true;
-                }
-            }};
-            // The writer fills both buffers and waits; then the peer resets.
-            wait_until([&] { return io_waiter_on(client.fd()); });
-            linger_zero(server.fd());
-            server.close();
-            writer.join();
-            CHECK(failed.load());
-        });
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            auto ln = local_listener();
+            run_in(c, [&] {
+                auto client = io::connection::connect(ln.local());
+                io::connection server = ln.accept();
+                std::atomic<bool> failed{false};
+                troupe::thread writer{[&] {
+                    std::vector<char> big(1 << 20, 'x');
+                    try {
+                        for (;;) client.write_all(big.data(), big.size());
+                    } catch (const io::error& e) {
+                        CHECK((e.code() == std::errc::broken_pipe ||
+                               e.code() == std::errc::connection_reset));
+                        CHECK(std::string(e.what()).find("after") != std::string::npos);
+                        failed = true;
+                    }
+                }};
+                // The writer fills both buffers and waits; then the peer resets.
+                wait_until([&] { return io_waiter_on(client.fd()); });
+                linger_zero(server.fd());
+                server.close();
+                writer.join();
+                CHECK(failed.load());
+            });
+        },
+        {1, 2});
 }
 
 TEST_CASE("half-close: the peer reads end of file and can still write back") {
@@ -210,22 +218,24 @@ TEST_CASE("half-close: the peer reads end of file and can still write back") {
 }
 
 TEST_CASE("closing a listener wakes a thread blocked in accept with closed_error") {
-    on_processors([](troupe::cluster& c) {
-        auto ln = local_listener();
-        const int fd = ln.fd();
-        bool closed = false;
-        troupe::thread acceptor{c, [&] {
-            try {
-                io::connection conn = ln.accept();
-            } catch (const io::closed_error&) {
-                closed = true;
-            }
-        }};
-        wait_until([&] { return io_waiter_on(fd); });
-        ln.close();
-        acceptor.join();
-        CHECK(closed);
-    }, {1, 2});
+    on_processors(
+        [](troupe::cluster& c) {
+            auto ln = local_listener();
+            const int fd = ln.fd();
+            bool closed = false;
+            troupe::thread acceptor{c, [&] {
+                                        try {
+                                            io::connection conn = ln.accept();
+                                        } catch (const io::closed_error&) {
+                                            closed = true;
+                                        }
+                                    }};
+            wait_until([&] { return io_waiter_on(fd); });
+            ln.close();
+            acceptor.join();
+            CHECK(closed);
+        },
+        {1, 2});
 }
 
 TEST_CASE("accept with a deadline times out") {

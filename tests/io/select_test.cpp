@@ -1,0 +1,268 @@
+// I/O in waituntil: readiness clauses and operation clauses (read_some,
+// accept) mixed with channels, futures, timeouts, guards and otherwise; a
+// losing clause consumes nothing.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <sstream>
+#include <string>
+
+#include "fixture.hpp"
+#include "leak_check.hpp"
+#include "troupe/channel.hpp"
+#include "troupe/dump.hpp"
+#include "troupe/future.hpp"
+#include "troupe/io.hpp"
+#include "troupe/thread.hpp"
+#include "troupe/waituntil.hpp"
+
+namespace io = troupe::io;
+using namespace std::chrono_literals;
+using troupe::on;
+using troupe::waituntil;
+using troupe_test::on_processors;
+using troupe_test::run_in;
+
+namespace {
+struct socket_pair {
+    int a = -1, b = -1;
+    socket_pair() {
+        int s[2];
+        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0);
+        a = s[0];
+        b = s[1];
+    }
+    ~socket_pair() {
+        if (a >= 0) io::close(a);
+        if (b >= 0) io::close(b);
+    }
+};
+struct tcp_pair {
+    io::listener ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
+    io::connection client = io::connection::connect(ln.local());
+    io::connection server = ln.accept();
+};
+}  // namespace
+
+TEST_CASE("readable: ready at once, or after a write from another thread") {
+    io::engine_name();
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            socket_pair s;
+            run_in(c, [&] {
+                io::write(s.a, "1", 1);
+                bool ran = false;
+                waituntil(on(io::readable(s.b), [&] { ran = true; }));
+                CHECK(ran);
+                char b;
+                CHECK(io::read(s.b, &b, 1) == 1);
+                troupe::thread w{[&] { io::write(s.a, "2", 1); }};
+                int which = 0;
+                waituntil(on(io::readable(s.b), [&] { which = 1; }) |
+                          on(troupe::timeout(10s), [&] { which = 2; }));
+                w.join();
+                CHECK(which == 1);
+                CHECK(io::read(s.b, &b, 1) == 1);
+                CHECK(b == '2');
+            });
+        },
+        {1, 2});
+}
+
+TEST_CASE("a timeout beats a silent descriptor; otherwise runs when nothing is ready") {
+    troupe::cluster c{1};
+    socket_pair s;
+    run_in(c, [&] {
+        int which = 0;
+        waituntil(on(io::readable(s.b), [&] { which = 1; }) |
+                  on(troupe::timeout(20ms), [&] { which = 2; }));
+        CHECK(which == 2);
+        waituntil(on(io::readable(s.b), [&] { which = 1; }), troupe::otherwise([&] { which = 3; }));
+        CHECK(which == 3);
+        waituntil(on(io::writable(s.a), [&] { which = 4; }));
+        CHECK(which == 4);
+    });
+}
+
+TEST_CASE("read_some clause: the body gets the byte count; a losing read clause reads nothing") {
+    on_processors(
+        [](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            tcp_pair p;
+            troupe::channel<int> ch{1};
+            run_in(c, [&] {
+                char buf[16];
+                std::size_t got = 0;
+                int from_channel = 0;
+                // Both ready: the first in written order (the channel) wins, and
+                // the socket's data stays in the kernel.
+                p.server.write_all("hello");
+                ch.insert(7);
+                io::wait_readable(p.client.fd(), 5s);
+                waituntil(on(ch.remove_into(from_channel)) |
+                          on(p.client.read_some(buf), [&](std::size_t n) { got = n; }));
+                CHECK(from_channel == 7);
+                CHECK(got == 0);
+                // Now only the socket is ready: its clause reads all of it.
+                waituntil(on(ch.remove_into(from_channel)) |
+                          on(p.client.read_some(buf), [&](std::size_t n) { got = n; }));
+                CHECK(got == 5);
+                CHECK(std::string(buf, got) == "hello");
+            });
+        },
+        {1, 2});
+}
+
+TEST_CASE("read_some clause wakes on data written later; end of file gives 0") {
+    on_processors(
+        [](troupe::cluster& c) {
+            tcp_pair p;
+            troupe::channel<int> ch{1};
+            run_in(c, [&] {
+                troupe::thread w{[&] {
+                    p.server.write_all("late");
+                    p.server.shutdown();
+                }};
+                char buf[16];
+                std::string got;
+                bool eof = false;
+                while (!eof) {
+                    int v;
+                    waituntil(on(ch.remove_into(v)) |
+                              on(p.client.read_some(buf),
+                                 [&](std::size_t n) {
+                                     if (n == 0) eof = true;
+                                     got.append(buf, n);
+                                 }) |
+                              on(troupe::timeout(10s), [&] { FAIL("timed out"); }));
+                }
+                w.join();
+                CHECK(got == "late");
+            });
+        },
+        {1, 2});
+}
+
+TEST_CASE(
+    "accept clause: a connection arriving beside a channel; a losing accept leaves it queued") {
+    troupe::cluster c{2};
+    auto ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
+    run_in(c, [&] {
+        troupe::channel<int> stop{1};
+        io::connection got;
+        int v = 0;
+        // A connection is queued and the channel is ready: the channel
+        // (first) wins, the connection stays in the backlog.
+        auto client = io::connection::connect(ln.local());
+        io::wait_readable(ln.fd(), 5s);
+        stop.insert(1);
+        waituntil(on(stop.remove_into(v)) |
+                  on(ln.accept(), [&](io::connection conn) { got = std::move(conn); }));
+        CHECK(v == 1);
+        CHECK(!got.is_open());
+        waituntil(on(stop.remove_into(v)) |
+                  on(ln.accept(), [&](io::connection conn) { got = std::move(conn); }));
+        CHECK(got.is_open());
+        client.write_all("x");
+        char b;
+        CHECK(std::size_t(got.read_some(&b, 1)) == 1);
+    });
+}
+
+TEST_CASE("readiness with a guard, a future and &") {
+    troupe::cluster c{2};
+    socket_pair s;
+    run_in(c, [&] {
+        troupe::future<int> f;
+        bool sock = false, fut = false;
+        troupe::thread t{[&] {
+            io::write(s.a, "z", 1);
+            f.fulfil(3);
+        }};
+        waituntil(on(io::readable(s.b), [&] { sock = true; }) & on(f, [&] { fut = true; }));
+        t.join();
+        CHECK(sock);
+        CHECK(fut);
+        bool disabled_ran = false;
+        waituntil(troupe::when(false, on(io::readable(s.b), [&] { disabled_ran = true; })) |
+                  on(f, [] {}));
+        CHECK_FALSE(disabled_ran);
+    });
+}
+
+TEST_CASE("a descriptor closed while a waituntil waits on it: the clause throws closed_error") {
+    on_processors(
+        [](troupe::cluster& c) {
+            socket_pair s;
+            std::atomic<bool> waiting{false};
+            bool closed = false;
+            troupe::thread t{c, [&] {
+                                 try {
+                                     waiting = true;
+                                     waituntil(on(io::readable(s.b)) | on(troupe::timeout(30s)));
+                                 } catch (const io::closed_error&) {
+                                     closed = true;
+                                 }
+                             }};
+            troupe_test::wait_until([&] { return waiting.load(); });
+            // Close only once the clause is queued (the dump shows the waituntil).
+            troupe_test::wait_until([&] {
+                std::ostringstream os;
+                troupe::dump(os);
+                return os.str().find("io readable") != std::string::npos;
+            });
+            io::close(s.b);
+            s.b = -1;
+            t.join();
+            CHECK(closed);
+        },
+        {1, 2});
+}
+
+TEST_CASE("stress: two sockets and a channel in one statement lose and duplicate nothing") {
+    on_processors(
+        [](troupe::cluster& c) {
+            tcp_pair p1, p2;
+            troupe::channel<int> ch{4};
+            const int per = troupe_test::scaled(2000, 10);
+            troupe::thread w1{c, [&] {
+                                  for (int i = 0; i < per; ++i) p1.server.write_all("a");
+                              }};
+            troupe::thread w2{c, [&] {
+                                  for (int i = 0; i < per; ++i) p2.server.write_all("b");
+                              }};
+            troupe::thread w3{c, [&] {
+                                  for (int i = 0; i < per; ++i) ch.insert(i);
+                              }};
+            int as = 0, bs = 0, cs = 0;
+            run_in(c, [&] {
+                char buf[64];
+                int v;
+                while (as < per || bs < per || cs < per) {
+                    waituntil(troupe::when(as < per, on(
+                                                         p1.client.read_some(buf),
+                                                         [&](std::size_t n) {
+                                                             for (std::size_t i = 0; i < n; ++i)
+                                                                 as += buf[i] == 'a';
+                                                         })) |
+                              troupe::when(bs < per, on(
+                                                         p2.client.read_some(buf),
+                                                         [&](std::size_t n) {
+                                                             for (std::size_t i = 0; i < n; ++i)
+                                                                 bs += buf[i] == 'b';
+                                                         })) |
+                              troupe::when(cs < per, on(
+                                                         ch.remove_into(v), [&] { ++cs; })));
+                }
+            });
+            w1.join();
+            w2.join();
+            w3.join();
+            CHECK(as == per);
+            CHECK(bs == per);
+            CHECK(cs == per);
+        },
+        {1, 2, 4});
+}
