@@ -73,34 +73,50 @@ namespace {
 // inherits) names USR1, USR2 or QUIT, send it that signal so a troupe
 // server writes its dump (every thread and what it waits on) to stderr,
 // then fail.
-// Of the established TCP sockets whose local port is `port` (the server's
-// side of every connection), how many hold bytes nobody has read
-// (/proc/net/tcp rx_queue), and how many bytes in all: on a stall, unread
-// bytes at a server waiting to read mean a wake-up was lost.
-std::pair<long, long> unread_at_server(int port) {
+// Unread bytes on the established TCP sockets of the server's port
+// (/proc/net/tcp rx_queue): `server_*` on the server's side of each
+// connection (local port == port), `client_*` on ours (remote port ==
+// port). On a stall, bytes that stay unread at a server waiting to read
+// mean a lost wake-up; bytes unread at the client mean the client starved.
+struct unread {
+    long server_socks = 0, server_bytes = 0, client_socks = 0, client_bytes = 0;
+};
+unread unread_at(int port) {
+    unread u;
     std::FILE* f = std::fopen("/proc/net/tcp", "r");
-    if (!f) return {-1, -1};
+    if (!f) return u;
     char line[512];
-    long socks = 0, bytes = 0;
     std::fgets(line, sizeof line, f);  // header
     while (std::fgets(line, sizeof line, f)) {
-        unsigned lport = 0, st = 0;
+        unsigned lport = 0, rport = 0, st = 0;
         unsigned long txq = 0, rxq = 0;
-        if (std::sscanf(line, " %*d: %*x:%x %*x:%*x %x %lx:%lx", &lport, &st, &txq, &rxq) != 4)
+        if (std::sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) !=
+                5 ||
+            st != 1 || rxq == 0)
             continue;
-        if (static_cast<int>(lport) == port && st == 1 && rxq > 0) {
-            ++socks;
-            bytes += static_cast<long>(rxq);
+        if (static_cast<int>(lport) == port) {
+            ++u.server_socks;
+            u.server_bytes += static_cast<long>(rxq);
+        } else if (static_cast<int>(rport) == port) {
+            ++u.client_socks;
+            u.client_bytes += static_cast<long>(rxq);
         }
     }
     std::fclose(f);
-    return {socks, bytes};
+    return u;
+}
+
+void print_unread(const char* when, int port) {
+    const unread u = unread_at(port);
+    std::fprintf(stderr,
+                 "io_loadgen: %s: %ld server-side sockets hold %ld unread bytes, %ld client-side "
+                 "sockets %ld\n",
+                 when, u.server_socks, u.server_bytes, u.client_socks, u.client_bytes);
 }
 
 [[noreturn]] void die_stalled(pid_t server, int port, const std::string& what) {
-    const auto [socks, bytes] = unread_at_server(port);
-    std::fprintf(stderr, "io_loadgen: %s: %ld of the server's sockets hold %ld unread bytes\n",
-                 what.c_str(), socks, bytes);
+    std::fprintf(stderr, "io_loadgen: %s\n", what.c_str());
+    print_unread("at the stall", port);
     const char* sig = std::getenv("TROUPE_DUMP_SIGNAL");
     int signo = 0;
     if (sig && std::strcmp(sig, "USR1") == 0) signo = SIGUSR1;
@@ -110,8 +126,9 @@ std::pair<long, long> unread_at_server(int port) {
         std::fprintf(stderr, "io_loadgen: %s; asking the server for its dump (SIG%s)\n",
                      what.c_str(), sig);
         kill(server, signo);
-        std::this_thread::sleep_for(std::chrono::seconds(2));
     }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    print_unread("2 s later", port);
     die(what);
 }
 
