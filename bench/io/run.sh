@@ -22,7 +22,8 @@
 #                requests per second, p50/p99; troupe and go_raw share one
 #                minimal parser, go_nethttp is package net/http
 #   io_idle_*    10,000 idle connections (one echo each, then nothing):
-#                server CPU % and resident bytes per connection; troupe, go
+#                server CPU % and resident bytes per connection; troupe, go,
+#                and troupe_pooled (buffer taken from a pool once readable)
 # Servers run with as many processors / GOMAXPROCS / io_contexts as the CPUs
 # they may use; the load generator is one thread (epoll; wrk -t1), the same
 # for every server.
@@ -54,9 +55,9 @@ bench_go_twins io_echo io_http_raw io_http_nethttp
 
 command -v wrk >/dev/null 2>&1 || echo "io: wrk not installed, the io_http rows are skipped" >&2
 
-# serve SYSTEM SERVER LOADGEN-ARGS...: one io_loadgen run against SERVER. A
-# missing troupe server is a failure (broken build); a missing twin is
-# skipped with one note (its peer was not installed).
+# serve SYSTEM SERVER LOADGEN-ARGS... [-- SERVER-ARGS...]: one io_loadgen
+# run against SERVER. A missing troupe server is a failure (broken build);
+# a missing twin is skipped with one note (its peer was not installed).
 declare -A noted=()
 serve() {
     local system=$1 srv=$2
@@ -71,7 +72,11 @@ serve() {
         fi
         return 0
     fi
-    bench_run "$bin/io_loadgen" --system="$system" "$@" -- "$srv"
+    local -a lg=() sv=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do lg+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    sv=("$@")
+    bench_run "$bin/io_loadgen" --system="$system" "${lg[@]}" -- "$srv" ${sv[@]+"${sv[@]}"}
 }
 
 for ((r = 1; r <= RUNS; r++)); do
@@ -98,5 +103,10 @@ for ((r = 1; r <= RUNS; r++)); do
     args=(--mode=idle --conns=$idle_conns --ms=$idle_ms)
     serve troupe "$bin/io_echo" "${args[@]}"
     serve go "$gobin/io_echo" "${args[@]}"
+    # The same server waiting with io::wait_readable and taking its buffer
+    # from a pool once data is there (echo.cpp --buffer=pool): an idle
+    # connection holds no buffer. No twin: Go's net cannot wait for data
+    # without reading into a buffer.
+    serve troupe_pooled "$bin/io_echo" "${args[@]}" -- --buffer=pool
 done
 exit $bench_status
