@@ -25,9 +25,11 @@
 # and sets bin=$BUILD/bench/MODULE.
 #
 # bench_go_twins NAME... builds the Go twins bench/peers/go/NAME.go (each
-# with the shared bench/peers/go/common.go) into gobin=$BUILD/go, offline
-# (GO111MODULE=off, caches under $BUILD); a failed build or a missing go
-# leaves the twin missing (skipped by bench_run, with a note).
+# with the shared bench/peers/go/common.go, plus the files named in the
+# array bench_go_extra, e.g. bench_go_extra=(io_server.go)) into
+# gobin=$BUILD/go, offline (GO111MODULE=off, caches under $BUILD); a failed
+# build or a missing go leaves the twin missing (skipped by bench_run, with
+# a note).
 bench_status=0
 bench_timeout=${bench_timeout:-600}
 bench_launch=()
@@ -79,7 +81,8 @@ bench_setup() {  # bench_setup MODULE [RUNS]
 }
 
 bench_go_twins() {  # bench_go_twins NAME...
-  local src g
+  local src g x stale
+  local -a extra=(${bench_go_extra[@]+"${bench_go_extra[@]}"})
   src="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/peers/go"
   gobin="$BUILD/go"
   if ! command -v go >/dev/null 2>&1; then
@@ -88,10 +91,13 @@ bench_go_twins() {  # bench_go_twins NAME...
   fi
   mkdir -p "$gobin"
   for g in "$@"; do
-    if [ ! -x "$gobin/$g" ] || [ "$src/$g.go" -nt "$gobin/$g" ] ||
-       [ "$src/common.go" -nt "$gobin/$g" ]; then
+    stale=0
+    for x in "$g.go" common.go ${extra[@]+"${extra[@]}"}; do
+      [ "$src/$x" -nt "$gobin/$g" ] && stale=1
+    done
+    if [ ! -x "$gobin/$g" ] || [ $stale = 1 ]; then
       (cd "$src" && GOCACHE="$gobin/cache" GOPATH="$gobin/path" GOFLAGS=-mod=mod \
-         GO111MODULE=off go build -o "$gobin/$g" "$g.go" common.go) >&2 ||
+         GO111MODULE=off go build -o "$gobin/$g" "$g.go" common.go ${extra[@]+"${extra[@]}"}) >&2 ||
         echo "${bench_module:-bench}: go build of $g failed, skipped" >&2
     fi
   done
