@@ -1,6 +1,7 @@
 #pragma once
 /// Everything in troupe core.
 #include "troupe/barging_lock.hpp"
+#include "troupe/barrier.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/cluster.hpp"
 #include "troupe/condition_variable.hpp"
@@ -10,11 +11,15 @@
 #include "troupe/dump.hpp"
 #include "troupe/error.hpp"
 #include "troupe/future.hpp"
+#include "troupe/latch.hpp"
 #include "troupe/mcs_lock.hpp"
 #include "troupe/select.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/sout.hpp"
 #include "troupe/spinlock.hpp"
+#include "troupe/stop_token.hpp"
+#include "troupe/task_group.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/timeout.hpp"
 #include "troupe/topology.hpp"
+#include "troupe/wait_group.hpp"
