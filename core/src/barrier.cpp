@@ -62,8 +62,9 @@ void barrier_base::throw_broken() const {
 
 barrier_base::arrival_token barrier_base::arrive(std::ptrdiff_t n) {
     if (broken()) throw_broken();
-    if (n <= 0) throw std::invalid_argument(describe("barrier", name_, this) + ": arrive(" +
-                                            std::to_string(n) + "): the count must be positive");
+    if (n <= 0)
+        throw std::invalid_argument(describe("barrier", name_, this) + ": arrive(" +
+                                    std::to_string(n) + "): the count must be positive");
     const auto un = std::uintptr_t(n);
     queue_backoff b;
     std::uintptr_t w = word_.load(std::memory_order_relaxed);
@@ -110,9 +111,9 @@ void barrier_base::complete_phase(std::uint32_t phase) {
     }
     lock_queue(word_);
     grant_list to_wake;
-    const std::uintptr_t next = (std::uintptr_t(phase + 1) << phase_shift) |
-                                (std::uintptr_t(expected_.load(std::memory_order_relaxed))
-                                 << payload_shift);
+    const std::uintptr_t next =
+        (std::uintptr_t(phase + 1) << phase_shift) |
+        (std::uintptr_t(expected_.load(std::memory_order_relaxed)) << payload_shift);
     // B1: the new phase in the word (L still held) before a select waiter
     // is woken, so its body sees the phase complete.
     word_.store(next | queue_lock_bit, std::memory_order_release);

@@ -26,8 +26,7 @@ namespace troupe::detail {
 namespace {
 std::string countdown_details(const void* p) {
     auto* c = static_cast<const countdown*>(p);
-    return "count " + std::to_string(c->count()) + ", " + std::to_string(c->waiters()) +
-           " waiting";
+    return "count " + std::to_string(c->count()) + ", " + std::to_string(c->waiters()) + " waiting";
 }
 const wait_describer countdown_wait_info{&countdown_details, nullptr};
 }  // namespace

@@ -76,9 +76,11 @@ TEST_CASE("barrier: arrive_and_drop lowers the next phases' count") {
 TEST_CASE("barrier: a throwing completion breaks the barrier, nobody hangs") {
     on_processors([](troupe::cluster& c) {
         int phase = 0;
-        troupe::barrier b{3, [&] {
+        troupe::barrier b{3,
+                          [&] {
                               if (++phase == 2) throw std::runtime_error("completion failed");
-                          }, "steps"};
+                          },
+                          "steps"};
         std::atomic<int> broken{0}, own{0}, done{0};
         std::vector<troupe::thread> ts;
         for (int i = 0; i < 3; ++i)

@@ -120,15 +120,15 @@ TEST_CASE("wait_group and latch: wait(token) throws cancelled and changes nothin
         troupe::latch l{1, "l"};
         troupe::stop_source stop;
         std::atomic<int> cancelled{0};
-        troupe::thread a{c, [&] {
-                             try {
-                                 wg.wait(stop.get_token());
-                             } catch (const troupe::cancelled& e) {
-                                 CHECK(std::string(e.what()).find("wait_group 'w'") !=
-                                       std::string::npos);
-                                 cancelled.fetch_add(1);
-                             }
-                         }};
+        troupe::thread a{
+            c, [&] {
+                try {
+                    wg.wait(stop.get_token());
+                } catch (const troupe::cancelled& e) {
+                    CHECK(std::string(e.what()).find("wait_group 'w'") != std::string::npos);
+                    cancelled.fetch_add(1);
+                }
+            }};
         troupe::thread b{c, [&] {
                              try {
                                  l.wait(stop.get_token());

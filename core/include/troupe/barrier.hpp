@@ -124,9 +124,12 @@ protected:
 
 private:
     static constexpr int phase_shift = 32;
-    static constexpr std::uintptr_t count_mask = (std::uintptr_t{1} << (phase_shift - payload_shift)) - 1;
+    static constexpr std::uintptr_t count_mask =
+        (std::uintptr_t{1} << (phase_shift - payload_shift)) - 1;
     static constexpr std::uintptr_t unit = std::uintptr_t{1} << payload_shift;
-    static std::uint32_t phase_of(std::uintptr_t w) noexcept { return std::uint32_t(w >> phase_shift); }
+    static std::uint32_t phase_of(std::uintptr_t w) noexcept {
+        return std::uint32_t(w >> phase_shift);
+    }
     static std::uintptr_t count_of(std::uintptr_t w) noexcept {
         return (w >> payload_shift) & count_mask;
     }
@@ -194,7 +197,7 @@ private:
     CompletionFunction f_;
 };
 
-barrier(std::ptrdiff_t) -> barrier<>;
+barrier(std::ptrdiff_t)->barrier<>;
 template <class F>
 barrier(std::ptrdiff_t, F) -> barrier<F>;
 template <class F>

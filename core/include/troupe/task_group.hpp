@@ -56,9 +56,8 @@ public:
     /// be made (strong guarantee: nothing started, the group unchanged).
     /// Never blocks (may join a task that finished, to reuse its stack).
     template <class F>
-    requires std::is_invocable_v<std::decay_t<F>&, stop_token> ||
-             std::is_invocable_v<std::decay_t<F>&>
-    void spawn(F&& f) {
+    requires std::is_invocable_v < std::decay_t<F>
+    &, stop_token > || std::is_invocable_v<std::decay_t<F>&> void spawn(F&& f) {
         record* r = new_record();
         try {
             r->t = thread(thread_attributes{0, cluster_, nullptr},
@@ -120,8 +119,8 @@ private:
     cluster* cluster_;
     const char* name_;
     mutable spinlock lock_{"task_group"};
-    stop_source stop_;          // under lock_ when replaced
-    record* head_ = nullptr;    // under lock_
+    stop_source stop_;            // under lock_ when replaced
+    record* head_ = nullptr;      // under lock_
     std::size_t since_reap_ = 0;  // under lock_
     std::atomic<std::size_t> live_{0};
     std::exception_ptr first_;  // under lock_

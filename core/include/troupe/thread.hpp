@@ -21,6 +21,7 @@
 
 #include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
+#include "troupe/stop_token.hpp"
 
 namespace troupe {
 
@@ -43,6 +44,9 @@ fiber* fiber_create(const thread_attributes& attrs, std::size_t size, std::size_
 void fiber_start(fiber* f, void (*invoke)(void*));
 // Blocks until the fiber finished; frees it; rethrows its exception if any.
 void fiber_join(fiber* f);
+// As fiber_join, but throws cancelled (the fiber still joinable) if `tok`
+// is stopped first; returns the fiber's exception instead of throwing it.
+std::exception_ptr fiber_join_or_stop(fiber* f, const stop_token& tok);
 // As fiber_join, but reports an exception on stderr instead of throwing.
 void fiber_join_noexcept(fiber* f) noexcept;
 context& fiber_context(fiber* f) noexcept;
@@ -117,6 +121,16 @@ public:
     /// callable, if any. The handle is empty afterwards.
     void join() {
         if (auto* f = std::exchange(fiber_, nullptr)) detail::fiber_join(f);
+    }
+
+    /// As join(), but throws `cancelled` if `tok` is stopped before the
+    /// thread finished: the handle then still owns the thread (join again
+    /// later; nothing changed). A stop already requested throws at once.
+    void join(const stop_token& tok) {
+        if (!fiber_) return;
+        std::exception_ptr e = detail::fiber_join_or_stop(fiber_, tok);
+        fiber_ = nullptr;
+        if (e) std::rethrow_exception(e);
     }
 
     /// Names the thread in dumps (troupe/dump.hpp) and in gdb's `info

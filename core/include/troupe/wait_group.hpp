@@ -45,7 +45,9 @@ public:
     /// Subtracts one; the done() that brings the counter to zero wakes every
     /// waiter. Never blocks. Throws nothing but what a custom misuse handler
     /// throws (done without add; see above: nothing changed).
-    void done() { c_.count_down(1, "done() without a matching add() (the counter would go negative)"); }
+    void done() {
+        c_.count_down(1, "done() without a matching add() (the counter would go negative)");
+    }
     /// Parks until the counter is zero (returns at once if it is). The
     /// writes of every task before its done() are visible afterwards.
     /// Throws nothing.

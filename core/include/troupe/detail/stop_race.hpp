@@ -38,8 +38,8 @@ public:
     /// dumps as `kind` on `resource`. Throws what r.register_select throws
     /// (nothing then changed).
     template <selectable R>
-    bool run(R& r, const stop_token& tok, const char* kind, const char* name,
-             const void* resource, const wait_describer* d = nullptr) {
+    bool run(R& r, const stop_token& tok, const char* kind, const char* name, const void* resource,
+             const wait_describer* d = nullptr) {
         if (tok.stop_requested()) return false;
         bool immediate = false;
         try {
