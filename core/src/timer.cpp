@@ -113,8 +113,20 @@ private:
             while (!heap_.empty() && heap_.front()->deadline <= now) {
                 timer_node* n = heap_.front();
                 erase(0);
-                // The callback is the last touch of `n`: its owner may free
-                // it as soon as the callback unparks it.
+                if (n->period > timer_node::clock::duration::zero()) {
+                    // Periodic: the next deadline after now, skipping the
+                    // ticks a late service missed (a slow receiver drops
+                    // ticks, Go's ticker). Back in the heap before the
+                    // callback: erase(0) left room, so no allocation.
+                    const auto late = (now - n->deadline) / n->period;
+                    n->deadline += n->period * (late + 1);
+                    n->heap_index = heap_.size();
+                    heap_.push_back(n);
+                    sift_up(n->heap_index);
+                }
+                // The callback is the last touch of `n` (of a one-shot
+                // node): its owner may free it as soon as the callback
+                // unparks it.
                 n->fire(*n);
             }
             const bool any = !heap_.empty();

@@ -17,15 +17,15 @@ TEST_CASE("remove(token) on an empty channel is cancelled; the channel is unchan
         troupe::channel<int> ch{1, "jobs"};
         troupe::stop_source stop;
         std::atomic<bool> cancelled{false};
-        troupe::thread t{c, [&] {
-                             try {
-                                 (void)ch.remove(stop.get_token());
-                             } catch (const troupe::cancelled& e) {
-                                 CHECK(std::string(e.what()).find("channel remove 'jobs'") !=
-                                       std::string::npos);
-                                 cancelled = true;
-                             }
-                         }};
+        troupe::thread t{
+            c, [&] {
+                try {
+                    (void)ch.remove(stop.get_token());
+                } catch (const troupe::cancelled& e) {
+                    CHECK(std::string(e.what()).find("channel remove 'jobs'") != std::string::npos);
+                    cancelled = true;
+                }
+            }};
         troupe_test::wait_until([&] { return ch.waiting_consumers() == 1; });
         stop.request_stop();
         t.join();

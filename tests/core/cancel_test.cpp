@@ -43,16 +43,16 @@ TEST_CASE("lock(token): a cancelled waiter holds nothing and leaves the queue") 
         troupe::stop_source stop;
         l.lock();
         std::atomic<bool> cancelled{false};
-        troupe::thread w{c, [&] {
-                             try {
-                                 l.lock(stop.get_token());
-                                 l.unlock();
-                             } catch (const troupe::cancelled& e) {
-                                 CHECK(std::string(e.what()).find("blocking_lock 'res'") !=
-                                       std::string::npos);
-                                 cancelled = true;
-                             }
-                         }};
+        troupe::thread w{
+            c, [&] {
+                try {
+                    l.lock(stop.get_token());
+                    l.unlock();
+                } catch (const troupe::cancelled& e) {
+                    CHECK(std::string(e.what()).find("blocking_lock 'res'") != std::string::npos);
+                    cancelled = true;
+                }
+            }};
         troupe_test::wait_until([&] { return l.waiters() == 1; });
         stop.request_stop();
         w.join();
