@@ -56,4 +56,6 @@ for ((r = 1; r <= RUNS; r++)); do
 
     run core_idle_cpu --ms=$idle_ms --threads=1000 --processors=4
 done
+# The everyday kit: wait_group, latch, barrier (bench/core/kit.sh).
+source "$(dirname "$0")/kit.sh"
 exit $bench_status

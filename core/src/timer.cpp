@@ -73,9 +73,13 @@ public:
             throw;
         }
         sift_up(n.heap_index);
-        const bool earliest = heap_.front() == &n;
+        // Kick only a service that sleeps past our deadline: one that wakes
+        // earlier re-reads the heap then (a timer made and cancelled in a
+        // loop then costs no futex wake per timer).
+        const bool earlier = n.deadline < sleeping_until_;
+        if (earlier) sleeping_until_ = n.deadline;
         lock_.unlock();
-        if (earliest) kick();  // the service may be sleeping past our deadline
+        if (earlier) kick();
     }
 
     std::size_t pending() noexcept {
@@ -131,6 +135,7 @@ private:
             }
             const bool any = !heap_.empty();
             const auto next = any ? heap_.front()->deadline : timer_node::clock::time_point{};
+            sleeping_until_ = any ? next : timer_node::clock::time_point::max();
             lock_.unlock();
             // A kick after `seen` was read changes seq_, so the wait returns.
             if (any) futex_wait_until(seq_, seen, next);
@@ -178,6 +183,9 @@ private:
     spinlock lock_{"timer heap"};
     std::vector<timer_node*> heap_;
     bool stop_ = false;
+    // When the service thread wakes next by itself (its futex deadline; max
+    // while it waits for a kick), under lock_: an arm kicks only earlier.
+    timer_node::clock::time_point sleeping_until_ = timer_node::clock::time_point::max();
     std::atomic<std::uint32_t> seq_{0};
     std::thread thread_;
 };

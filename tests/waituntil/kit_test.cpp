@@ -29,8 +29,8 @@ TEST_CASE("on(wait_group) | on(token): the group wins when the tasks finish") {
             std::vector<troupe::thread> ts;
             for (int k = 0; k < 3; ++k) ts.emplace_back(c, [&] { wg.done(); });
             int which = -1;
-            auto r = waituntil(on(wg, [&] { which = 0; }) |
-                               on(stop.get_token(), [&] { which = 1; }));
+            auto r =
+                waituntil(on(wg, [&] { which = 0; }) | on(stop.get_token(), [&] { which = 1; }));
             CHECK(which == 0);
             CHECK(r.index() == 0);
             CHECK(wg.count() == 0);

@@ -163,7 +163,7 @@ inline timer::timer(std::chrono::nanoseconds d, const char* name) : timer_channe
 inline void timer::fire(detail::timer_node& n) noexcept {
     auto* self = static_cast<timer*>(n.arg);
     (void)self->ch_.try_insert(timer_clock::now());  // the channel is empty: success
-    self->ch_.close();  // the receiver drains the one element first
+    self->ch_.close();                               // the receiver drains the one element first
 }
 
 inline bool timer::stop() noexcept {
