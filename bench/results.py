@@ -26,7 +26,8 @@ import tempfile
 FIELDS = ["bench", "system", "metric", "value", "params"]
 LOWER_IS_BETTER = {"ns_per_op", "seconds", "max_rss_kb", "cpu_percent", "wait_p50_ns",
                    "wait_p99_ns", "wait_max_ns", "cpu_seconds", "wall_seconds",
-                   "bytes_per_timer", "cpu_ns_per_op", "bytes_per_conn", "switches_per_op"}
+                   "bytes_per_timer", "cpu_ns_per_op", "bytes_per_conn", "switches_per_op",
+                   "bytes_per_op"}
 HIGHER_IS_BETTER = {"ops_per_s"}
 # Metrics that are correctness checks, not measurements: metric -> the value
 # every run must report. Printed as a check (OK / FAILED), never plotted.

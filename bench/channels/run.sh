@@ -64,4 +64,6 @@ for ((r = 1; r <= RUNS; r++)); do
     run "$bin/channels_chan_close_drain" --producers=4 --consumers=4 --ms=$drain_ms \
         --capacity=128 --processors=$procs
 done
+# Timer channels (bench/channels/kit.sh).
+source "$(dirname "$0")/kit.sh"
 exit $bench_status

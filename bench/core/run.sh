@@ -61,4 +61,6 @@ for ((r = 1; r <= RUNS; r++)); do
 
     fork_join_round
 done
+# The everyday kit: wait_group, latch, barrier (bench/core/kit.sh).
+source "$(dirname "$0")/kit.sh"
 exit $bench_status

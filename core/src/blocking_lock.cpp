@@ -36,6 +36,8 @@
 
 #include <string>
 
+#include "troupe/detail/stop_race.hpp"
+
 namespace troupe::detail {
 
 std::string find_cycle_through(const context& me);  // registry.cpp (checked builds)
@@ -97,6 +99,21 @@ void blocking_lock_base::lock_slow(context& me) {
     }
     select_node n{me};
     if (!acquire_or_enqueue(n, 1)) park_until_owner(me);  // handed over with count_ 1
+}
+
+void blocking_lock_base::lock(const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled(kind_, name_, this);
+    context& me = this_context();
+    if (owner() == &me) {
+        // Recursion, or (not recursive) the re-lock report: no wait either way.
+        select_node n{me};
+        acquire_or_enqueue(n, 1);
+        return;
+    }
+    stop_race race{me};
+    if (!race.run(*this, tok, kind_, name_, this, &wait_info)) throw_cancelled(kind_, name_, this);
+    // Won: ours with one level (taken free at registration, or handed over,
+    // I3). Not unregistered: that would release it.
 }
 
 bool blocking_lock_base::acquire_or_enqueue(select_node& n, std::size_t depth) {

@@ -307,7 +307,7 @@ void processor::run_fiber(fiber* f) noexcept {
             f->home->thread_finished();
             // After the exchange the joiner may free the fiber: touch it no more.
             context* j = f->joiner.exchange(done_marker, std::memory_order_acq_rel);
-            if (j) unpark(*j);
+            if (j) wake_joiner(j);
             return;
         }
         case post_action::none: return;

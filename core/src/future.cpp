@@ -21,6 +21,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "troupe/detail/stop_race.hpp"
+
 namespace troupe::detail {
 
 namespace {
@@ -88,6 +90,17 @@ void future_base::wait() {
         } else {
             unlock_queue(word_, w);
         }
+    }
+    if (state() == has_error) std::rethrow_exception(error_);
+}
+
+void future_base::wait(const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled("future", nullptr, this);
+    if (state() == empty) {
+        stop_race race{this_context()};
+        if (!race.run(*this, tok, "future", nullptr, this, &future_wait_info))
+            throw_cancelled("future", nullptr, this);
+        unregister_select(race.node());  // dequeued by fulfil already: no effect
     }
     if (state() == has_error) std::rethrow_exception(error_);
 }

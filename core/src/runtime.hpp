@@ -16,6 +16,7 @@
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/fast_rng.hpp"
 #include "troupe/detail/idle_group.hpp"
+#include "troupe/select.hpp"
 #include "troupe/spinlock.hpp"
 #include "troupe/thread.hpp"
 
@@ -89,6 +90,24 @@ struct fiber : context {
 };
 
 inline context* const done_marker = reinterpret_cast<context*>(std::uintptr_t{1});
+// A joiner that also waits for a stop (thread::join(stop_token)) stores
+// its select node's address with this bit instead of its context: the
+// finishing thread must win the node (the stop may have won it) before it
+// wakes the joiner.
+inline constexpr std::uintptr_t joiner_node_tag = 2;
+/// The finishing side's wake of joiner `j` (its last touch of the join):
+/// a plain joiner is unparked; a tagged node is woken if won, else granted
+/// (the joiner, whose stop won, waits for that grant before it leaves).
+inline void wake_joiner(context* j) noexcept {
+    const auto bits = reinterpret_cast<std::uintptr_t>(j);
+    if (!(bits & joiner_node_tag)) {
+        unpark(*j);
+        return;
+    }
+    auto* n = reinterpret_cast<select_node*>(bits & ~joiner_node_tag);
+    if (n->try_claim()) n->wake();
+    else n->grant();
+}
 
 struct os_context : context {
     constexpr os_context() noexcept : context(kind::os_thread) {}

@@ -15,6 +15,7 @@
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
+#include "troupe/stop_token.hpp"
 
 #if defined(TROUPE_TSAN)
 #include <sanitizer/tsan_interface.h>
@@ -47,6 +48,16 @@ namespace {
 const context* joined_thread(const void* f) noexcept { return static_cast<const fiber*>(f); }
 const wait_describer join_wait_info{nullptr, &joined_thread, "of"};
 
+// Frees a finished fiber (its joiner slot says done); returns its exception.
+std::exception_ptr release_finished(fiber* f) noexcept {
+    unregister_fiber(*f);
+    std::exception_ptr e = std::move(f->error);
+    stack_mapping s = f->stack;
+    f->~fiber();
+    stack_release(s);
+    return e;
+}
+
 std::exception_ptr wait_and_release(fiber* f) noexcept {
     context& me = this_context();
     context* expected = nullptr;
@@ -58,14 +69,50 @@ std::exception_ptr wait_and_release(fiber* f) noexcept {
     if (f->joiner.compare_exchange_strong(expected, &me, std::memory_order_acq_rel))
         park_until([f] { return f->joiner.load(std::memory_order_acquire) == done_marker; },
                    "thread join", nullptr, f, &join_wait_info);
-    unregister_fiber(*f);
-    std::exception_ptr e = std::move(f->error);
-    stack_mapping s = f->stack;
-    f->~fiber();
-    stack_release(s);
-    return e;
+    return release_finished(f);
 }
+
 }  // namespace
+
+std::exception_ptr fiber_join_or_stop(fiber* f, const stop_token& tok) {
+    if (f == current_fiber()) [[unlikely]]
+        throw_join_error(true);
+    if (tok.stop_requested()) throw_cancelled("thread join", f->name, f);
+    // The join and the stop race for one exclusive status word; the
+    // finishing side wins our join node (wake_joiner) before it wakes us.
+    std::atomic<std::uintptr_t> status{std::uintptr_t(select_status::unsat)};
+    context& me = this_context();
+    select_node join_node{me, status}, stop_node{me, status};
+    context* const tagged =
+        reinterpret_cast<context*>(reinterpret_cast<std::uintptr_t>(&join_node) | joiner_node_tag);
+    context* expected = nullptr;
+    if (!f->joiner.compare_exchange_strong(expected, tagged, std::memory_order_acq_rel))
+        return release_finished(f);  // finished already (done_marker, acquired)
+    if (!tok.register_select(stop_node)) {
+        wait_scope rec("thread join", nullptr, f, &join_wait_info);
+        for (;;) {
+            trace::note_park("thread join");
+            park();
+            const std::uintptr_t st = status.load(std::memory_order_acquire);
+            if (st > std::uintptr_t(select_status::run) &&
+                reinterpret_cast<const select_node*>(st)->released())
+                break;
+            if constexpr (checked_build) report_stray_wake("thread join", f->name, f);
+        }
+    }
+    tok.unregister_select(stop_node);
+    if (status.load(std::memory_order_acquire) == reinterpret_cast<std::uintptr_t>(&join_node))
+        return release_finished(f);  // the finisher won: done_marker is in the slot
+    // The stop won: take the join node back. If the thread finished
+    // meanwhile, its finisher lost the node and grants it as its last
+    // touch: wait for that (a few instructions) before the node goes.
+    expected = tagged;
+    if (!f->joiner.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
+        queue_backoff b;
+        while (!join_node.released()) b.pause();
+    }
+    throw_cancelled("thread join", f->name, f);  // still joinable
+}
 
 void throw_join_error(bool self) {
     if (self)

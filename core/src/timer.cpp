@@ -73,9 +73,13 @@ public:
             throw;
         }
         sift_up(n.heap_index);
-        const bool earliest = heap_.front().node == &n;
+        // Kick only a service that sleeps past our deadline: one that wakes
+        // earlier re-reads the heap then (a timer made and cancelled in a
+        // loop then costs no futex wake per timer).
+        const bool earlier = n.deadline < sleeping_until_;
+        if (earlier) sleeping_until_ = n.deadline;
         lock_.unlock();
-        if (earliest) kick();  // the service may be sleeping past our deadline
+        if (earlier) kick();
     }
 
     std::size_t pending() noexcept {
@@ -113,12 +117,25 @@ private:
             while (!heap_.empty() && heap_.front().deadline <= now) {
                 timer_node* n = heap_.front().node;
                 erase(0);
-                // The callback is the last touch of `n`: its owner may free
-                // it as soon as the callback unparks it.
+                if (n->period > timer_node::clock::duration::zero()) {
+                    // Periodic: the next deadline after now, skipping the
+                    // ticks a late service missed (a slow receiver drops
+                    // ticks, Go's ticker). Back in the heap before the
+                    // callback: erase(0) left room, so no allocation.
+                    const auto late = (now - n->deadline) / n->period;
+                    n->deadline += n->period * (late + 1);
+                    n->heap_index = heap_.size();
+                    heap_.push_back({n->deadline, n});
+                    sift_up(n->heap_index);
+                }
+                // The callback is the last touch of `n` (of a one-shot
+                // node): its owner may free it as soon as the callback
+                // unparks it.
                 n->fire(*n);
             }
             const bool any = !heap_.empty();
             const auto next = any ? heap_.front().deadline : timer_node::clock::time_point{};
+            sleeping_until_ = any ? next : timer_node::clock::time_point::max();
             lock_.unlock();
             // A kick after `seen` was read changes seq_, so the wait returns.
             if (any) futex_wait_until(seq_, seen, next);
@@ -180,6 +197,9 @@ private:
     spinlock lock_{"timer heap"};
     std::vector<entry> heap_;
     bool stop_ = false;
+    // When the service thread wakes next by itself (its futex deadline; max
+    // while it waits for a kick), under lock_: an arm kicks only earlier.
+    timer_node::clock::time_point sleeping_until_ = timer_node::clock::time_point::max();
     std::atomic<std::uint32_t> seq_{0};
     std::thread thread_;
 };

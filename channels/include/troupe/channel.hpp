@@ -65,8 +65,10 @@
 #include "troupe/channel_statistics.hpp"
 #include "troupe/config.hpp"
 #include "troupe/detail/channel_waiter.hpp"
+#include "troupe/detail/stop_race.hpp"
 #include "troupe/select.hpp"
 #include "troupe/spinlock.hpp"
+#include "troupe/stop_token.hpp"
 
 namespace troupe {
 
@@ -132,6 +134,35 @@ public:
         const char* name;
         if (!remove_into_storage(s.storage(), true, name)) throw_closed_remove(this, name);
         return s.take();
+    }
+
+    /// As insert(v), but throws `cancelled` if `tok` is stopped before `v`
+    /// was taken: `v` is then untouched and the channel unchanged (a stop
+    /// already requested throws at once). channel_closed_with<T> as insert.
+    void insert(T&& v, const stop_token& tok) {
+        channel_insert_clause<T> c{*this, v};
+        detail::stop_race race{this_context()};
+        if (!race.run(c, tok, "channel insert", name_, this, &wait_info_))
+            detail::throw_cancelled("channel insert", name_, this);
+        finish_clause(c, race.node());
+    }
+    void insert(const T& v, const stop_token& tok) requires std::is_copy_constructible_v<T> {
+        insert(T(v), tok);
+    }
+    /// As remove(), but throws `cancelled` if `tok` is stopped before an
+    /// element came: nothing was removed (a stop already requested throws
+    /// at once). channel_closed as remove() (drain policy).
+    T remove(const stop_token& tok) {
+        channel_remove_clause<T> c{*this, nullptr, false};
+        detail::stop_race race{this_context()};
+        if (!race.run(c, tok, "channel remove", name_, this, &wait_info_))
+            detail::throw_cancelled("channel remove", name_, this);
+        if (c.delivered()) {
+            c.unregister_select(race.node());
+            return c.take();
+        }
+        finish_clause(c, race.node());       // closed or destroyed: throws
+        throw_closed_remove(this, nullptr);  // not reached: a won clause moved or threw
     }
 
     /// Go's `ch <- v`: insert(v).
@@ -339,6 +370,18 @@ private:
     static std::string details_for_dump(const void* ch);
     static constexpr detail::wait_describer wait_info_{&details_for_dump, nullptr, "held by"};
     channel_status try_remove_impl(T& out, bool stop);
+
+    // A won clause of a token call: on_selected (throws after close), then
+    // unregister, also when it throws.
+    template <class Clause>
+    static void finish_clause(Clause& c, select_node& n) {
+        struct unregister_at_exit {
+            Clause& c;
+            select_node& n;
+            ~unregister_at_exit() { c.unregister_select(n); }
+        } guard{c, n};
+        c.on_selected(n);
+    }
 
     // The select protocol, driven by the clause objects.
     bool register_insert(select_node& n, detail::channel_waiter& w, T& src);

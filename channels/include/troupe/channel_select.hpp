@@ -119,6 +119,17 @@ public:
     /// channel_status): `success`, or `closed` (report_close forms only).
     channel_status select_outcome() const noexcept { return outcome_; }
 
+    /// For a caller that finishes the clause itself (channel::remove with a
+    /// stop_token), in place of on_selected: whether an element was
+    /// delivered, and taking it out (once; only if delivered).
+    bool delivered() const noexcept {
+        return w_.state.load(std::memory_order_acquire) == detail::handoff::done && !taken_;
+    }
+    T take() noexcept {
+        taken_ = true;
+        return slot_.take();
+    }
+
 private:
     channel<T>* ch_;
     T* dst_;

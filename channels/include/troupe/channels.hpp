@@ -1,7 +1,9 @@
 #pragma once
 /// Everything in the troupe channels module: `channel<T>`, its close
-/// exceptions, its waituntil clauses and its tunable defaults.
+/// exceptions, its waituntil clauses, its tunable defaults, and the timer
+/// channels (after, timer, ticker).
 #include "troupe/channel.hpp"
 #include "troupe/channel_closed.hpp"
 #include "troupe/channel_defaults.hpp"
 #include "troupe/channel_select.hpp"
+#include "troupe/timer_channel.hpp"

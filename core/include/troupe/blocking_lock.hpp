@@ -32,6 +32,7 @@
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
 #include "troupe/select.hpp"
+#include "troupe/stop_token.hpp"
 
 namespace troupe {
 
@@ -58,6 +59,11 @@ public:
         }
         lock_slow(me);
     }
+    /// As lock(), but throws `cancelled` if `tok` is stopped before the
+    /// caller owns the lock: it then holds nothing, and waiters behind it
+    /// keep their places (a stop already requested throws at once).
+    /// Strong guarantee.
+    void lock(const stop_token& tok);
     /// Takes the lock if free (or held by the caller, when recursive); never
     /// blocks; nothrow.
     bool try_lock() noexcept;

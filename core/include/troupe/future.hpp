@@ -24,6 +24,7 @@
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
 #include "troupe/select.hpp"
+#include "troupe/stop_token.hpp"
 
 namespace troupe {
 
@@ -67,6 +68,8 @@ protected:
     }
     // Blocks until available; rethrows a delivered exception.
     void wait();
+    // As wait(), or throws cancelled once `tok` is stopped first.
+    void wait(const stop_token& tok);
     // Takes L, checks emptiness (throws future_error), stores via `store`
     // (an exception from it leaves the future empty), publishes and wakes.
     template <class Store>
@@ -117,6 +120,13 @@ public:
             wait();
         return *value_;
     }
+    /// As get(), but throws `cancelled` if `tok` is stopped before the
+    /// future is fulfilled (nothing changed); a stop already requested
+    /// throws at once, even on a fulfilled future.
+    const T& get(const stop_token& tok) {
+        wait(tok);
+        return *value_;
+    }
     /// The value if available (rethrows a delivered exception), else
     /// nullptr. Never blocks.
     const T* try_get() const {
@@ -151,6 +161,9 @@ public:
         if (state() != has_value) [[unlikely]]
             wait();
     }
+    /// As get(), but throws `cancelled` if `tok` is stopped first (see
+    /// future<T>::get(stop_token)).
+    void get(const stop_token& tok) { wait(tok); }
     void reset() {
         begin_reset();
         end_reset();

@@ -21,6 +21,7 @@
 
 #include "troupe/cluster.hpp"
 #include "troupe/context.hpp"
+#include "troupe/stop_token.hpp"
 
 namespace troupe {
 
@@ -48,6 +49,10 @@ void fiber_join(fiber*& f);
 // Throws std::system_error: invalid_argument (`self` false: nothing to
 // join) or resource_deadlock_would_occur (`self`: a thread joining itself).
 [[noreturn]] void throw_join_error(bool self);
+// As fiber_join, but throws cancelled (the fiber still joinable) if `tok`
+// is stopped first; returns the fiber's exception instead of throwing it.
+// Throws (throw_join_error) if the caller is that fiber.
+std::exception_ptr fiber_join_or_stop(fiber* f, const stop_token& tok);
 // As fiber_join, but reports an exception on stderr instead of throwing.
 void fiber_join_noexcept(fiber* f) noexcept;
 context& fiber_context(fiber* f) noexcept;
@@ -129,6 +134,19 @@ public:
         if (!fiber_) [[unlikely]]
             detail::throw_join_error(false);
         detail::fiber_join(fiber_);
+    }
+
+    /// As join(), but throws `cancelled` if `tok` is stopped before the
+    /// thread finished: the handle then still owns the thread (join again
+    /// later; nothing changed). A stop already requested throws at once.
+    /// Throws std::system_error as join() does for a handle that is not
+    /// joinable or a thread joining itself (the handle unchanged).
+    void join(const stop_token& tok) {
+        if (!fiber_) [[unlikely]]
+            detail::throw_join_error(false);
+        std::exception_ptr e = detail::fiber_join_or_stop(fiber_, tok);
+        fiber_ = nullptr;
+        if (e) std::rethrow_exception(e);
     }
 
     /// Names the thread in dumps (troupe/dump.hpp) and in gdb's `info

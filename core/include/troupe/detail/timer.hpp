@@ -14,13 +14,19 @@ struct timer_node {
     using clock = std::chrono::steady_clock;
     clock::time_point deadline{};
     void (*fire)(timer_node&) noexcept = nullptr;
-    void* arg = nullptr;            // for the callback
+    void* arg = nullptr;  // for the callback
+    // Periodic timers (ticker): > 0 re-arms the node at the next multiple
+    // of `period` after the current time, before the callback runs (under
+    // the service's lock, so a cancel never misses it); ticks that fell
+    // due meanwhile are skipped, not queued.
+    clock::duration period{};
     std::size_t heap_index = npos;  // position in the heap; npos when not armed
     static constexpr std::size_t npos = ~std::size_t{0};
 };
 
 /// Arms `n` (its deadline and callback set). The callback may run on the
 /// service thread at any moment after this, including before it returns.
+/// A periodic node (period > 0) fires until cancelled.
 void timer_arm(timer_node& n);
 
 /// Disarms `n`. Returns true if it was still armed (the callback will never
