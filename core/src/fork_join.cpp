@@ -16,6 +16,7 @@
 #include "troupe/parallel.hpp"
 #include "troupe/spinlock.hpp"
 #include "troupe/thread.hpp"
+#include "troupe/topology.hpp"
 
 namespace troupe::detail::fj {
 
@@ -40,6 +41,14 @@ inline std::uint32_t next_random(std::uint32_t& x) noexcept {
     x ^= x >> 17;
     x ^= x << 5;
     return x;
+}
+
+// Failed steal attempts before parking (defaults::core::fork_join_spins):
+// none when the process may run on one CPU only (its affinity mask), since
+// whoever could make work for us cannot run while we spin.
+unsigned spin_limit() noexcept {
+    static const unsigned limit = affinity_cpu_count() > 1 ? defaults::core::fork_join_spins : 0;
+    return limit;
 }
 
 const char* const helper_name = "fork-join helper";
@@ -213,7 +222,7 @@ public:
                 idle = 0;
                 continue;
             }
-            if (++idle < defaults::core::fork_join_spins) {
+            if (++idle < spin_limit()) {
                 cpu_relax();
                 continue;
             }
@@ -262,7 +271,7 @@ void wait_stolen(worker& w, task& t) noexcept {
             idle = 0;
             continue;
         }
-        if (++idle < defaults::core::fork_join_spins) {
+        if (++idle < spin_limit()) {
             cpu_relax();
             continue;
         }
