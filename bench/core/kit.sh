@@ -13,9 +13,10 @@ if [ -z "${bench_module:-}" ]; then
     kit_alone=1
 fi
 if [ "$QUICK" = 1 ]; then
-    kit_iters=1000000; kit_contended=200000; kit_wake=20000; kit_phases=20000
+    kit_iters=1000000; kit_contended=200000; kit_wake=20000; kit_phases=20000; kit_std_phases=200
 else
-    kit_iters=10000000; kit_contended=2000000; kit_wake=200000; kit_phases=200000
+    kit_iters=10000000; kit_contended=2000000; kit_wake=100000; kit_phases=100000
+    kit_std_phases=1000
 fi
 bench_go_twins wait_group
 kit() { bench_run "$bin/$1" "${@:2}"; }
@@ -39,8 +40,11 @@ for ((kr = 1; kr <= RUNS; kr++)); do
         for t in 2 4; do
             for prim in barrier latch; do
                 kit core_barrier --prim=$prim --iters=$kit_phases --threads=$t --processors=$p
-                # std: OS threads on the whole machine (processors is a label)
-                kit core_std_barrier --prim=$prim --iters=$kit_phases --threads=$t --processors=$p
+                # std: OS threads on the whole machine (processors is a label);
+                # a phase costs futex sleeps and wakes (0.1-15 ms on a loaded
+                # machine), so fewer phases (ns per phase is what is compared)
+                kit core_std_barrier --prim=$prim --iters=$kit_std_phases --threads=$t \
+                    --processors=$p
             done
             kit core_boost_fiber_barrier --prim=barrier --iters=$kit_phases --threads=$t \
                 --processors=$p

@@ -58,9 +58,9 @@ int main(int argc, char** argv) {
         wg.wait();
         const double s = sw.seconds();
         if (wg.count() != 0) bench::fail("wait_group: counter not back at zero");
-        bench::result("wait_group_contended", "troupe", "ns_per_op",
-                      s * 1e9 / double(iters * threads),
-                      "threads=" + std::to_string(threads) + " processors=" + std::to_string(procs));
+        bench::result(
+            "wait_group_contended", "troupe", "ns_per_op", s * 1e9 / double(iters * threads),
+            "threads=" + std::to_string(threads) + " processors=" + std::to_string(procs));
     } else if (mode == "wake") {
         troupe::cluster pool{std::size_t(procs)};
         // Round r: the waiters wait on gate[r % 2] (at 1), then count down
@@ -91,8 +91,9 @@ int main(int argc, char** argv) {
                               }};
         driver.join();
         ts.clear();
-        bench::result("wait_group_wake", "troupe", "ns_per_op", s * 1e9 / double(rounds),
-                      "threads=" + std::to_string(threads) + " processors=" + std::to_string(procs));
+        bench::result(
+            "wait_group_wake", "troupe", "ns_per_op", s * 1e9 / double(rounds),
+            "threads=" + std::to_string(threads) + " processors=" + std::to_string(procs));
     } else {
         bench::fail("wait_group: --mode must be uncontended, contended or wake");
     }

@@ -92,20 +92,29 @@ void task_group::fail(std::exception_ptr e) noexcept {
 }
 
 void task_group::join_all() noexcept {
+    // A task that waits on its own group waits for the others: its own
+    // record is set aside (joining itself would never end) and put back.
+    const context* const me = &this_context();
+    record* own = nullptr;
     for (;;) {
         lock_.lock();
         record* list = head_;
         head_ = nullptr;
         lock_.unlock();
-        if (!list) return;
+        if (!list) break;
         while (list) {
             record* r = list;
             list = r->next;
+            if (&r->t.get_context() == me) {
+                own = r;
+                continue;
+            }
             r->t.join();  // the body cannot throw out of the thread
             delete r;
             live_.fetch_sub(1, std::memory_order_relaxed);
         }
     }
+    if (own) link_record(own);
 }
 
 void task_group::wait() {

@@ -108,3 +108,22 @@ TEST_CASE("task_group: a long-lived group reaps finished tasks") {
     g.wait();
     CHECK(g.size() == 0);
 }
+
+TEST_CASE("task_group: a task that waits on its own group skips itself, joins the others") {
+    on_processors([](troupe::cluster& c) {
+        troupe::task_group g{c};
+        std::atomic<int> children{0};
+        std::atomic<int> seen{-1};
+        troupe::future<void> parent_done;
+        g.spawn([&] {
+            for (int i = 0; i < 8; ++i) g.spawn([&] { children.fetch_add(1); });
+            g.wait();  // would join itself for ever without the skip
+            seen = children.load();
+            parent_done.fulfil();
+        });
+        parent_done.get();  // no other wait() runs meanwhile
+        g.wait();
+        CHECK(seen.load() == 8);
+        CHECK(g.size() == 0);
+    });
+}

@@ -16,7 +16,11 @@
 /// first error wins). Tasks may spawn more tasks into the same group.
 ///
 /// `wait()` joins every task, including those spawned while it waits, and
-/// then rethrows the first exception, if any. Afterwards the group is
+/// then rethrows the first exception, if any. Called from inside one of
+/// the group's own tasks, it skips the caller (instead of waiting for
+/// itself for ever) and joins the other tasks it finds; tasks that another
+/// wait() is joining at the same moment are not waited for, so a task that
+/// must wait for its own children gives them a task_group of their own. Afterwards the group is
 /// empty and may be used again; the next round gets a fresh stop state
 /// (tokens handed out before stay stopped). The destructor joins like
 /// wait() (it never throws); an exception no wait() collected is reported
