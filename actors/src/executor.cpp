@@ -159,9 +159,11 @@ executor::executor(const executor_config& c, actor_system* o)
     dump_.write = &write_actor_dump;
     dump_.arg = this;
     add_dump_section(dump_);
+    timers_add_system(*this);
 }
 
 executor::~executor() {
+    timers_remove_system(*this);  // waits out a timer callback sending into us
     remove_dump_section(dump_);
     if (!stopped) shut_down_workers();  // only reachable if construction of the owner failed
     for (std::size_t i = 0; i < mailbox_count; ++i) delete mailboxes[i].queue;

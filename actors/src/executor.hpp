@@ -323,6 +323,10 @@ const char* kind_name(exit_reason::kind k) noexcept;
 void note_threw(const std::string& exception_type, const std::string& what) noexcept;
 void life_destroyed(actor& a) noexcept;
 void life_system_stopped(executor& ex) noexcept;
+// Timers (timers.cpp): an executor becomes a target of timer callbacks /
+// stops being one (after this returns, no callback is sending into it).
+void timers_add_system(executor& ex) noexcept;
+void timers_remove_system(executor& ex) noexcept;
 
 // Writes executor `arg`'s section of troupe::dump (actor_system.cpp).
 void write_actor_dump(void* arg, std::ostream& os);
@@ -396,6 +400,8 @@ public:
     ask_counter_ref asks;
     // Timer messages dropped because their actor had finished (timers.cpp).
     std::atomic<std::uint64_t> timers_dropped{0};
+    // The list of live executors that timer callbacks send into (timers.cpp).
+    executor* timers_next = nullptr;
 
 private:
     friend class worker;  // parks and spins through idle_ (worker.cpp)

@@ -160,8 +160,16 @@ void end_record(life_record& r, exit_reason why, std::vector<life_entry>& downs,
     for (const life_entry& l : r.links)
         if (life_record* o = record_of(*l.other, false))
             erase_if(o->links, [me](const life_entry& e) { return e.other == me; });
-    for (const life_entry& w : r.watchers)
-        if (w.other != me) downs.push_back(w);  // an actor cannot hear its own end
+    for (const life_entry& w : r.watchers) {
+        if (w.other == me) continue;  // an actor cannot hear its own end
+        downs.push_back(w);
+        // Its watcher no longer watches it: the watcher's end must not look
+        // at us (we may be freed by then).
+        if (life_record* o = record_of(*w.other, false)) {
+            auto it = std::find(o->watching.begin(), o->watching.end(), me);
+            if (it != o->watching.end()) o->watching.erase(it);
+        }
+    }
     r.watchers.clear();
     exits.swap(r.links);
 }

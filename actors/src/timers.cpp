@@ -26,6 +26,7 @@
 #include "executor.hpp"
 #include "troupe/actor_timer.hpp"
 #include "troupe/error.hpp"
+#include "troupe/spinlock.hpp"
 
 namespace troupe::detail {
 
@@ -33,6 +34,22 @@ namespace {
 
 // Flights in this process (armed, queued or running timers): troupe::dump.
 std::atomic<std::size_t> flights{0};
+
+// Executors alive, for the callbacks: a callback runs asynchronously to the
+// program, so the system of its actor may be stopped and destroyed under
+// it (the actor finished; stop() waits for actors, not for timers). A
+// callback finds its actor's executor here by the mailbox address (never
+// dereferencing a freed one) and sends under this lock, which an
+// executor's destructor takes to leave the list.
+spinlock systems_lock{"actor timer systems"};
+executor* systems = nullptr;  // under systems_lock, linked by timers_next
+
+executor* live_exec_of(const actor& a) noexcept {
+    const mailbox* mb = worker_access::box(a);
+    for (executor* e = systems; e; e = e->timers_next)
+        if (mb >= e->mailboxes.get() && mb < e->mailboxes.get() + e->mailbox_count) return e;
+    return nullptr;
+}
 
 void free_record(timer_core& c) noexcept { delete static_cast<message*>(c.node.arg); }
 
@@ -65,6 +82,23 @@ void count_dropped(const timer_core& c) noexcept {
 
 }  // namespace
 
+void timers_add_system(executor& ex) noexcept {
+    systems_lock.lock();
+    ex.timers_next = systems;
+    systems = &ex;
+    systems_lock.unlock();
+}
+
+void timers_remove_system(executor& ex) noexcept {
+    systems_lock.lock();
+    for (executor** p = &systems; *p; p = &(*p)->timers_next)
+        if (*p == &ex) {
+            *p = ex.timers_next;
+            break;
+        }
+    systems_lock.unlock();
+}
+
 std::size_t actor_timers_pending() noexcept { return flights.load(std::memory_order_relaxed); }
 
 void check_period(std::chrono::nanoseconds period) {
@@ -90,10 +124,12 @@ void timer_fire(timer_core& c, message& m, dispatch_fn fn, const dispatch_names&
         release_flight(c);  // cancelled while armed: its cancel() left the flight to us
         return;
     }
-    executor* ex = exec_of_target(c);
-    if (ex && ex->stopped.load(std::memory_order_acquire)) {
-        // Nobody will ever receive it.
-        if (move(c, timer_fired, timer_done)) count_dropped(c);
+    systems_lock.lock();
+    executor* ex = live_exec_of(*c.target);
+    if (!ex || ex->stopped.load(std::memory_order_acquire)) {
+        // Its system has stopped (or is gone): nobody will ever receive it.
+        if (move(c, timer_fired, timer_done) && ex) count_dropped(c);
+        systems_lock.unlock();
         release_flight(c);
         return;
     }
@@ -101,7 +137,9 @@ void timer_fire(timer_core& c, message& m, dispatch_fn fn, const dispatch_names&
         // A refused send (a finished actor) runs the trampoline with no
         // actor: timer_dropped releases the flight.
         send(*c.target, m, fn, names);
+        systems_lock.unlock();
     } catch (...) {
+        systems_lock.unlock();
         move(c, timer_fired, timer_done);
         report_misuse(describe("actor", user_type_name(names.actor).c_str(), c.target) +
                           ": no memory to queue its timer message '" +

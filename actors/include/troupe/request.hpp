@@ -286,6 +286,9 @@ requires std::derived_from<A, actor> && std::derived_from<M, detail::request_tag
 auto& ask(A& a, M& q, std::chrono::steady_clock::time_point deadline) {
     constexpr const detail::dispatch_names& names = detail::names_of<A, M>;
     if (deadline <= std::chrono::steady_clock::now()) {
+#if defined(TROUPE_CHECKED)
+        detail::send_access::mark_sent(q);  // answered, not forgotten: no "never sent" report
+#endif
         q.reply_exception(detail::deadline_passed(q, a, names));
         return q.result();
     }
