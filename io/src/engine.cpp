@@ -496,6 +496,9 @@ public:
             if (write) ::io_uring_prep_write(sqe, fd, buf, unsigned(n), std::uint64_t(offset));
             else ::io_uring_prep_read(sqe, fd, buf, unsigned(n), std::uint64_t(offset));
             ::io_uring_sqe_set_data(sqe, &rec);
+            // release: the record's writes happen before the poller's (the
+            // kernel's hand-over is invisible to TSan; this makes it seen).
+            rec.submitted.store(true, std::memory_order_release);
             submit();
         }
         wait_info info{fd, write ? "file write" : "file read", n};
@@ -525,6 +528,7 @@ private:
     struct file_record {
         select_node* node = nullptr;
         long res = 0;
+        std::atomic<bool> submitted{false};
     };
 
     ::io_uring_sqe* get_sqe() noexcept {
@@ -561,6 +565,7 @@ private:
             return;
         }
         auto* rec = reinterpret_cast<file_record*>(ud);
+        (void)rec->submitted.load(std::memory_order_acquire);  // pairs with file_op's store
         rec->res = c->res;
         rec->node->unpark_waiter();  // last touch of the record
     }
