@@ -231,11 +231,14 @@ void dispatch(poll_desc& pd, std::uint32_t gen, bool readable, bool writable) no
 }
 
 void finish_close(poll_desc& pd) noexcept {
+    // All under the lock: the engine's re-arm of an ended watch (io_uring)
+    // checks the state under it too, so either it re-armed before (and the
+    // unwatch removes that watch) or it sees the record closed; and a
+    // registration of the number (after ::close returned it to the kernel)
+    // waits for the reset.
+    std::lock_guard g{pd.lock};
     const std::uint32_t gen = poll_desc::gen_of(pd.state.load(std::memory_order_acquire));
     if (!pd.always_ready) the_engine().unwatch(pd, gen);
-    // Under the lock: a registration of the number (after ::close returned
-    // it to the kernel) waits for the record to be reset.
-    std::lock_guard g{pd.lock};
     pd.state.store(std::uint64_t(gen) << 32, std::memory_order_release);
     ::close(pd.fd);
 }
@@ -393,15 +396,18 @@ void block_signals_and_start(void* (*fn)(void*), void* arg) {
     if (rc != 0) throw error(rc, "start the io poller thread", -1);
 }
 
+// A poll's key: the descriptor in the low 32 bits, the generation's low 30
+// bits above (bits 62 and 63 tag io_uring completions).
+constexpr std::uint32_t gen_mask = 0x3fffffffu;
 std::uint64_t key(int fd, std::uint32_t gen) noexcept {
-    return (std::uint64_t(gen & 0x7fffffffu) << 32) | std::uint32_t(fd);
+    return (std::uint64_t(gen & gen_mask) << 32) | std::uint32_t(fd);
 }
 void dispatch_key(std::uint64_t k, bool r, bool w) noexcept {
     const int fd = int(std::uint32_t(k));
     if (poll_desc* pd = find_desc(fd)) {
-        // Only the low 31 bits of the generation travel in the key.
+        // Only the low 30 bits of the generation travel in the key.
         const std::uint32_t gen = poll_desc::gen_of(pd->state.load(std::memory_order_acquire));
-        if ((gen & 0x7fffffffu) == (std::uint32_t(k >> 32) & 0x7fffffffu)) dispatch(*pd, gen, r, w);
+        if ((gen & gen_mask) == (std::uint32_t(k >> 32) & gen_mask)) dispatch(*pd, gen, r, w);
     }
 }
 
@@ -477,10 +483,7 @@ public:
     }
     void unwatch(poll_desc& pd, std::uint32_t gen) noexcept override {
         std::lock_guard g{sq_};
-        ::io_uring_sqe* sqe = get_sqe();
-        ::io_uring_prep_poll_remove(sqe, poll_tag | key(pd.fd, gen));
-        ::io_uring_sqe_set_data64(sqe, ignore_tag);
-        submit();
+        remove_poll(key(pd.fd, gen));
     }
     bool async_files() const noexcept override { return true; }
     long file_op(bool write, int fd, void* buf, std::size_t n, ::off_t offset) override {
@@ -493,6 +496,9 @@ public:
             if (write) ::io_uring_prep_write(sqe, fd, buf, unsigned(n), std::uint64_t(offset));
             else ::io_uring_prep_read(sqe, fd, buf, unsigned(n), std::uint64_t(offset));
             ::io_uring_sqe_set_data(sqe, &rec);
+            // release: the record's writes happen before the poller's (the
+            // kernel's hand-over is invisible to TSan; this makes it seen).
+            rec.submitted.store(true, std::memory_order_release);
             submit();
         }
         wait_info info{fd, write ? "file write" : "file read", n};
@@ -508,10 +514,21 @@ public:
 
 private:
     static constexpr std::uint64_t poll_tag = std::uint64_t(1) << 63;
+    static constexpr std::uint64_t remove_tag = std::uint64_t(1) << 62;
+
+    // Submits the removal of the poll `k` (sq_ held); its completion comes
+    // back tagged, so a removal that did not take can be repeated.
+    void remove_poll(std::uint64_t k) noexcept {
+        ::io_uring_sqe* sqe = get_sqe();
+        ::io_uring_prep_poll_remove(sqe, poll_tag | k);
+        ::io_uring_sqe_set_data64(sqe, remove_tag | k);
+        submit();
+    }
     static constexpr std::uint64_t ignore_tag = 1;  // no record is at an odd address
     struct file_record {
         select_node* node = nullptr;
         long res = 0;
+        std::atomic<bool> submitted{false};
     };
 
     ::io_uring_sqe* get_sqe() noexcept {
@@ -527,6 +544,16 @@ private:
     void complete(::io_uring_cqe* c) noexcept {
         const std::uint64_t ud = ::io_uring_cqe_get_data64(c);
         if (ud == ignore_tag) return;
+        if (ud & remove_tag) {
+            // EALREADY: the poll was completing an event and was not
+            // cancelled; it would go on holding the (closed) descriptor's
+            // file open (the peer would never see it closed). Again.
+            if (c->res == -EALREADY) {
+                std::lock_guard g{sq_};
+                remove_poll(ud & ~remove_tag);
+            }
+            return;
+        }
         if (ud & poll_tag) {
             const std::uint64_t k = ud & ~poll_tag;
             if (c->res >= 0) {
@@ -538,6 +565,7 @@ private:
             return;
         }
         auto* rec = reinterpret_cast<file_record*>(ud);
+        (void)rec->submitted.load(std::memory_order_acquire);  // pairs with file_op's store
         rec->res = c->res;
         rec->node->unpark_waiter();  // last touch of the record
     }
@@ -549,13 +577,18 @@ private:
         const int fd = int(std::uint32_t(k));
         poll_desc* pd = find_desc(fd);
         if (!pd) return;
-        const std::uint64_t s = pd->state.load(std::memory_order_acquire);
-        const std::uint32_t gen = poll_desc::gen_of(s);
-        if (!(s & poll_desc::open_bit) || (s & poll_desc::closing_bit) ||
-            (gen & 0x7fffffffu) != std::uint32_t(k >> 32))
-            return;
+        std::uint32_t gen;
         {
-            std::lock_guard g{sq_};
+            // Under the record's lock, as finish_close: a watch is never
+            // re-armed on a number that is being closed (it would hold the
+            // file open, or watch the number's next descriptor).
+            std::lock_guard g{pd->lock};
+            const std::uint64_t s = pd->state.load(std::memory_order_acquire);
+            gen = poll_desc::gen_of(s);
+            if (!(s & poll_desc::open_bit) || (s & poll_desc::closing_bit) ||
+                (gen & gen_mask) != std::uint32_t(k >> 32))
+                return;
+            std::lock_guard q{sq_};
             ::io_uring_sqe* sqe = get_sqe();
             ::io_uring_prep_poll_multishot(sqe, fd, POLLIN | POLLOUT | POLLRDHUP);
             ::io_uring_sqe_set_data64(sqe, poll_tag | k);

@@ -318,6 +318,10 @@ TEST_CASE("a second close of the same descriptor is an error, not a close of a r
     io::close(p[1]);
 }
 
+#if !defined(__SANITIZE_THREAD__)
+// (Not under TSan: it runs a signal handler only when the thread next
+// enters an intercepted call, and a thread asleep in the raw futex system
+// call of park() may not, so the wait for the handler below can hang.)
 namespace {
 std::atomic<int> signals_seen{0};
 void on_usr1(int) { signals_seen.fetch_add(1); }
@@ -351,6 +355,7 @@ TEST_CASE("EINTR: signals hitting a blocked OS thread do not end its read") {
     CHECK(b == 'q');
     CHECK(signals_seen.load() >= kicks);
 }
+#endif
 
 TEST_CASE("readv and writev move scattered buffers") {
     socket_pair s;
