@@ -79,8 +79,10 @@ thread_local os_unlinker tls_unlinker;
     auto& os = static_cast<os_context&>(c);
     os.tid = static_cast<long>(::syscall(SYS_gettid));
     registry& r = the_registry();
-    context_access::set_id(c, r.next_id.fetch_add(1, std::memory_order_relaxed));
     std::lock_guard g{r.lock};
+    // The id under the registry's lock: a dump may name this thread (as a
+    // lock's owner) before it is registered, reading its id under the lock.
+    context_access::set_id(c, r.next_id.fetch_add(1, std::memory_order_relaxed));
     r.os_threads.push(c);
     tls_unlinker.c = &c;
 }
