@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "../common/bench_util.hpp"
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
     const auto t0 = bench::clock::now();
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     const double pct = 100.0 * (cpu_seconds() - c0) / bench::seconds(t0, bench::clock::now());
-    if (w.rank() == 0) bench::result("remote_idle", "troupe", "cpu_percent", pct, "ranks=2");
+    if (w.rank() == 0)
+        bench::result("remote_idle", "troupe", "cpu_percent", pct,
+                      "ranks=" + std::to_string(w.size()));
     w.stop(sys);
 }

@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
     if (w.size() % 2 != 0) bench::fail("run with an even number of ranks (mpirun -np 2)");
     const int peer = w.rank() ^ 1;
     const bool lead = w.rank() % 2 == 0;
-    const std::string tag = "ranks=" + std::to_string(w.size());
+    // --binding=NAME (bench/remote/run.sh): how mpirun bound the ranks.
+    const std::string tag = "ranks=" + std::to_string(w.size()) +
+                            " binding=" + bench::option_text(argc, argv, "binding", "none");
     const long n = bench::option(argc, argv, "n", 100000);
     const long asks = bench::option(argc, argv, "asks", std::max(n / 5, 1000L));
     troupe::actor_system sys{1};

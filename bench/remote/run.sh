@@ -28,9 +28,21 @@ run() {
 [ -x "$bin/remote_caf_ping_pong" ] || echo "remote: CAF twins not built (install libcaf-dev); troupe and MPI only" >&2
 
 for ((r = 0; r < RUNS; r++)); do
-  run mpi remote_ping_pong --n=$pp
-  run mpi remote_mpi_ping_pong --n=$pp
+  run mpi remote_ping_pong --n=$pp --binding=none
+  run mpi remote_mpi_ping_pong --n=$pp --binding=none
   run remote_caf_ping_pong --n=$pp
+done
+# The same round trips under Open MPI's default binding (one core per rank,
+# what a plain `mpirun -np 2` gives) and with 4 ranks on this machine's
+# cores (two pairs at once, --oversubscribe): rows tagged binding=core and
+# binding=shared, each beside raw MPI's under the same binding.
+bound=(mpirun --allow-run-as-root -np 2)
+shared=(mpirun --allow-run-as-root --oversubscribe -np 4)
+for ((r = 0; r < RUNS; r++)); do
+  for p in remote_ping_pong remote_mpi_ping_pong; do
+    bench_launch=("${bound[@]}"); bench_run "$bin/$p" --n=$pp --binding=core; bench_launch=()
+    bench_launch=("${shared[@]}"); bench_run "$bin/$p" --n=$((pp / 4)) --binding=shared; bench_launch=()
+  done
 done
 for s in 1 4; do
   for ((r = 0; r < RUNS; r++)); do

@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "remote_fixture.hpp"
+#include "troupe/dump.hpp"
 #include "troupe/timeout.hpp"
 #include "troupe/waituntil.hpp"
 
@@ -78,6 +80,12 @@ TEST_CASE("an ask abandoned in waituntil and destroyed: the late reply is droppe
         CHECK_FALSE(replied);
         q->~slow();  // given up: the engine must forget it
         std::memset(store, 0, sizeof store);
+        // Nothing awaits that reply any more: the engine does not keep
+        // polling closely for it (a reply that never came kept it spinning).
+        std::ostringstream dump;
+        troupe::dump(dump);
+        CHECK(dump.str().find("replies awaited (asks and lookups not given up): 0\n") !=
+              std::string::npos);
 
         next | let_go{};  // the server replies to the abandoned ask now
         ping p;           // same sender, same actor: after let_go (per-pair FIFO)

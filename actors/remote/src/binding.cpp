@@ -45,6 +45,20 @@ binding probe_binding() {
     // beside the thread that runs the behaviour: a rank needs two CPUs, and
     // at least one per rank sharing them.
     b.spare = b.cpus >= 2 && b.cpus >= b.sharers;
+    // Where troupe must degrade, say so once for the job (rank 0): ranks
+    // sharing CPUs take turns on them, and a round trip waits for turns.
+    int shared = b.sharers > b.cpus ? 1 : 0, any = 0;
+    MPI_Allreduce(&shared, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0 && any > 0) {
+        std::fprintf(stderr,
+                     "troupe::remote: %d rank(s) share their CPUs with more ranks than CPUs "
+                     "(rank 0: %d ranks on %d CPU(s)); remote round trips wait for turns on them "
+                     "(docs/remote.md, \"Binding\")\n",
+                     any, b.sharers, b.cpus);
+        std::fflush(stderr);
+    }
     return b;
 }
 

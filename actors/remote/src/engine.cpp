@@ -100,9 +100,7 @@ namespace {
 // The world's engine (one per process), for the requests' destroy hook.
 std::atomic<engine*> live_engine{nullptr};
 
-void abandon_hook(troupe::detail::request_tag& q, std::uint64_t id) noexcept {
-    if (engine* e = live_engine.load(std::memory_order_acquire)) e->abandon_ask(q, id);
-}
+void abandon_hook(troupe::detail::request_tag& q, std::uint64_t id) noexcept;
 
 // ~actor of a published actor (troupe::detail::unpublish_hook). The mutex
 // orders it with the engine's destruction (which clears live_engine under
@@ -111,6 +109,16 @@ std::mutex unpublish_mutex;
 void on_actor_destroyed(troupe::actor& a) noexcept {
     std::lock_guard g{unpublish_mutex};
     if (engine* e = live_engine.load(std::memory_order_acquire)) e->unpublish(a);
+}
+
+// ~request of a remote ask. Under the same mutex as above: the engine
+// cannot be destroyed while abandon_ask runs (~engine clears live_engine
+// under it first), and a request destroyed after its world finds nothing.
+// abandon_ask never parks (a short spinlock; at most a wait for a reply
+// write in progress, which needs no lock).
+void abandon_hook(troupe::detail::request_tag& q, std::uint64_t id) noexcept {
+    std::lock_guard g{unpublish_mutex};
+    if (engine* e = live_engine.load(std::memory_order_acquire)) e->abandon_ask(q, id);
 }
 }  // namespace
 void watch(engine& e, pending_reply& p) { e.watch(p); }
@@ -237,6 +245,9 @@ void engine::write_dump(void* arg, std::ostream& os) {
     if (abandoned)
         os << "  abandoned asks whose replies have not come (dropped when they do): " << abandoned
            << "\n";
+    // What keeps the engine polling closely (abandoned asks do not).
+    os << "  replies awaited (asks and lookups not given up): "
+       << e.awaiting_.load(std::memory_order_relaxed) << "\n";
     os << "  requests from other ranks not yet replied to: "
        << e.pending_replies.load(std::memory_order_relaxed) << "\n";
     os << "  frames sent / received: " << e.frames_sent.load(std::memory_order_relaxed) << " / "
@@ -476,10 +487,13 @@ void engine::abandon_ask(troupe::detail::request_tag& q, std::uint64_t id) noexc
     const std::uint32_t idx = static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
     asks_lock_.lock();
     if (idx < asks_.size() && asks_[idx].generation == (id >> 32) && asks_[idx].q == &q) {
-        // Still waiting: the reply will find the slot abandoned.
+        // Still waiting: the reply will find the slot abandoned. Nobody
+        // awaits it any more: it no longer keeps the engine polling closely
+        // (a reply that never comes would have kept a core spinning).
         asks_[idx].q = nullptr;
         asks_[idx].abandoned = true;
         asks_lock_.unlock();
+        awaiting_.fetch_sub(1, std::memory_order_seq_cst);
         return;
     }
     // Either answered, or the engine took the slot and is writing the reply
@@ -1144,8 +1158,8 @@ void engine::handle_reply(const frame_header& h, std::string_view name, byte_rea
         if (q) completing_.store(q, std::memory_order_release);
     }
     asks_lock_.unlock();
-    // An abandoned ask still counted as awaited until its reply came.
-    if (q || abandoned) awaiting_.fetch_sub(1, std::memory_order_seq_cst);
+    // An abandoned ask was uncounted when it was given up (abandon_ask).
+    if (q) awaiting_.fetch_sub(1, std::memory_order_seq_cst);
     // The asker destroyed its request before the reply came (an ask given
     // up in a waituntil with a timeout): nothing waits for it.
     if (abandoned) return;

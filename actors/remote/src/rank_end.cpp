@@ -88,8 +88,8 @@ void engine::fail_awaiting(int r) {
         }
         asks_lock_.unlock();
         if (!found) break;
+        if (!q) continue;  // abandoned: uncounted already, nobody waits
         awaiting_.fetch_sub(1, std::memory_order_seq_cst);
-        if (!q) continue;  // abandoned: nobody waits
         try {
             byte_buffer b;
             byte_writer w{b};

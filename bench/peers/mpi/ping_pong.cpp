@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size % 2 != 0) bench::fail("run with an even number of ranks (mpirun -np 2)");
     const int peer = rank ^ 1, lead = rank % 2 == 0;
-    const std::string tag = "ranks=" + std::to_string(size);
+    // --binding=NAME (bench/remote/run.sh): how mpirun bound the ranks.
+    const std::string tag = "ranks=" + std::to_string(size) +
+                            " binding=" + bench::option_text(argc, argv, "binding", "none");
     const long n = bench::option(argc, argv, "n", 100000);
     long v = 0;
     MPI_Barrier(MPI_COMM_WORLD);

@@ -23,7 +23,11 @@
 /// request's: `get()` from any context, or a clause in `waituntil` with a
 /// timeout. If the remote behaviour throws, get() throws remote_exception
 /// naming the rank, the exception's type and its what(); if the actor is
-/// gone (destroyed or finished), get() throws actor_gone. An ask may be
+/// gone (destroyed or finished), get() throws actor_gone; if the rank has
+/// ended (its world was destroyed), get() throws rank_lost naming it, at
+/// once when that is known and when its goodbye arrives otherwise. Inside a
+/// behaviour, `ref.ask(q)` forwards the request being received (as `h | q`
+/// does locally): the remote reply answers it. An ask may be
 /// given up (a waituntil that chose its timeout): destroying the request
 /// before its reply makes the engine forget it, and the late reply is
 /// dropped quietly.
@@ -191,8 +195,19 @@ void deliver(const delivery& d, troupe::actor& target, byte_reader& payload) {
         // thread's worker (this pass may run in a waiting behaviour's park
         // spin): later frames from the same sender, delivered by other
         // threads, must not overtake it (per-pair FIFO).
-        troupe::detail::send_external(a, static_cast<M&>(*q), &request_dispatch<A, M>,
-                                      troupe::detail::names_of<A, M>);
+        try {
+            troupe::detail::send_external(a, static_cast<M&>(*q), &request_dispatch<A, M>,
+                                          troupe::detail::names_of<A, M>);
+        } catch (...) {
+            // Not queued (std::bad_alloc growing the mailbox): the request
+            // is watched, so answer it with the error; the engine ships
+            // that reply (the asker's get() throws remote_exception naming
+            // std::bad_alloc) and stops counting it as owed.
+            mark_sent(static_cast<M&>(*q));  // handed to a send (checked builds)
+            describe_current_exception(q->error_type_, q->error_what_);
+            q->failed_ = true;
+            q->reply_exception(std::current_exception());
+        }
     } else {
         static_assert(
             std::is_default_constructible_v<M>,
@@ -326,8 +341,9 @@ public:
 
     /// Value-send form: encodes `m` now and queues it for the actor. Never
     /// blocks on the network. Throws std::bad_alloc, what the message's
-    /// encoder throws, or std::logic_error for an invalid reference; strong
-    /// guarantee (nothing is queued if it throws).
+    /// encoder throws, std::logic_error for an invalid reference, or
+    /// rank_lost if the actor's rank has ended; strong guarantee (nothing is
+    /// queued if it throws).
     template <class M>
     const remote_ref& send(const M& m) const {
         detail::check_send<A, M>();
@@ -337,7 +353,10 @@ public:
 
     /// Sends request `q` and returns its future (q.result()): get() parks
     /// until the remote behaviour replies, or throws remote_exception if it
-    /// threw, actor_gone if the actor was destroyed or had finished. Usable in waituntil. `q` must
+    /// threw, actor_gone if the actor was destroyed or had finished, rank_lost if its rank ended
+    /// (an ask that reached the mailbox after the actor's end fails with a remote_exception
+    /// carrying the serving rank's request_error instead). Inside q's own behaviour this forwards
+    /// q (the reply duty goes with it). Usable in waituntil. `q` must
     /// not be reset until the reply has arrived; it may be destroyed before (the ask is then given
     /// up: its reply is dropped quietly). Throws like send (strong guarantee).
     template <class M>

@@ -28,8 +28,18 @@
 /// engine and, if the world initialised MPI, finalises it (after a barrier:
 /// destruction is collective).
 ///
-/// Failure: a rank that dies takes the whole job down (MPI's default error
-/// handler aborts every rank); see docs/remote.md for fault tolerance.
+/// A rank that ends (its world is destroyed: it returned from main, early or
+/// late) says goodbye: every ask, lookup, send and collective of another
+/// rank that needs it fails at once with rank_lost naming it. A rank that
+/// dies without that takes the whole job down (MPI's default error handler
+/// aborts every rank); see docs/remote.md for fault tolerance.
+///
+/// The handlers of world_options, and the decoders of received messages,
+/// run on whichever thread runs the progress pass: the engine thread, an
+/// idle processor or actor worker, or an OS thread spinning in park() while
+/// it waits for its own ask's reply (which may hold locks of its own). They
+/// must not block and must not take a lock a thread of the program may hold
+/// while it waits for a remote reply.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -46,12 +56,12 @@ namespace troupe::remote {
 
 /// Settings of a world.
 struct world_options {
-    /// Called on the engine thread with bad input from the network (an
+    /// Called by the progress pass (see above) with bad input from the network (an
     /// unknown message name, a truncated or malformed frame); the frame is
     /// dropped. Default: print the error and MPI_Abort the job (bad input
     /// means the ranks disagree about the program). Must not block.
     std::function<void(const network_error&)> on_error;
-    /// Called on the progress thread with a message (a tell) for an actor
+    /// Called by the progress pass with a message (a tell) for an actor
     /// of this rank that was published and is gone (destroyed, or
     /// finished); the message is dropped. An ask for such an actor is not
     /// reported here: it fails at the asker with actor_gone. Default: one
@@ -91,9 +101,12 @@ public:
     explicit world(world_options options = {});
     world(const world&) = delete;
     world& operator=(const world&) = delete;
-    /// Stops the engine (after its queued frames are sent), waits for every
-    /// rank (barrier) and finalises MPI if this world initialised it.
-    /// Collective: every rank destroys its world.
+    /// Says goodbye to every other rank (what they still await from this one
+    /// fails there with rank_lost), stops the engine (after its queued frames
+    /// are sent), waits for every rank (a barrier of its own, which never
+    /// matches a barrier() or stop() of a rank still running) and finalises
+    /// MPI if this world initialised it. Collective: every rank destroys its
+    /// world.
     ~world();
 
     /// This process's rank in MPI_COMM_WORLD.
@@ -113,8 +126,10 @@ public:
     /// Asks `rank` for the actor published there under `name` and returns a
     /// reference once the answer arrives. The future throws lookup_error if
     /// nothing is published under that name (naming the rank, the name and
-    /// what is published there) or an actor of another type is (naming both
-    /// types). Throws std::out_of_range for a bad rank. Never blocks.
+    /// what is published there; or that the actor published under it was
+    /// destroyed) or an actor of another type is (naming both types), and
+    /// rank_lost if `rank` has ended (at once, or when its goodbye arrives).
+    /// Throws std::out_of_range for a bad rank. Never blocks.
     template <class A>
     requires std::derived_from<A, actor> std::shared_ptr<future<remote_ref<A>>> lookup_async(
         int rank, std::string_view name) {
@@ -154,6 +169,8 @@ public:
     /// waiting (MPI_Ibarrier polled with back-off), so it does not spin.
     /// Says nothing about messages: one sent before it may still be in
     /// flight or queued after it (ask the actor to know it was processed).
+    /// Throws rank_lost if a rank ended without entering it (this barrier
+    /// then never completes; every later barrier and stop throws too).
     void barrier();
 
     /// Collective: waits until every rank's actors of `sys` have finished
@@ -165,7 +182,8 @@ public:
     /// never) every rank with live actors reports them as actor_system::stop
     /// does (to `on_stop_report`, which may send poison pills, else stderr)
     /// and rank 0 prints how many ranks are busy and how many batches are in
-    /// flight. Use stop_for to bound it.
+    /// flight. Use stop_for to bound it. Throws rank_lost if a rank ended
+    /// without taking part (as barrier).
     void stop(actor_system& sys);
     /// stop(default_actor_system()).
     void stop();
