@@ -168,7 +168,8 @@ void trade(troupe::cluster& c, std::size_t workers, std::size_t capacity) {
     for (int cu = 0; cu < customers; ++cu) threads[static_cast<std::size_t>(cu)].join();
     regular.close();  // no more customers: cashiers drain both channels and leave
     express.close();
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        if (t.joinable()) t.join();  // the customers are joined already
 
     books_query q;
     const books b = troupe::ask(book_keeper, q).get();  // main parks on the reply
