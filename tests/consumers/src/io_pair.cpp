@@ -15,7 +15,7 @@ int main() {
     troupe::thread echo{[&] {
         char buf[64];
         while (std::size_t n = b.read_some(buf)) b.write_all(buf, n);
-        b.shutdown();  // end of file for the reader below, which reads until it
+        b.shutdown();  // the reader below reads until end of file
     }};
     a.write_all("ping");
     a.shutdown();
