@@ -15,9 +15,14 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 # test); the parent already runs troupe's watch thread (docs/core.md).
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:die_after_fork=0}
 status=0
+# Each phase's wall time, so a slow CI run says where its time went.
+phase_start=$SECONDS
+phase_done() { echo "== troupe time: $1 took $((SECONDS - phase_start)) s (total $SECONDS s)"; phase_start=$SECONDS; }
+phase_done "installing packages"
 for cfg in "${configs[@]}"; do
   echo "== troupe tests: $cfg"
   bash scripts/build.sh "$cfg"
+  phase_done "building $cfg"
   run=()
   # gcc 12's TSan cannot map its shadow under the high mmap entropy of newer
   # kernels; running without address randomisation avoids that.
@@ -31,11 +36,13 @@ for cfg in "${configs[@]}"; do
   if ! python3 scripts/check_skips.py "${BUILD_ROOT:-build}/$cfg/meson-logs/testlog.json"; then
     status=1
   fi
+  phase_done "testing $cfg"
   if [ "$cfg" = release ]; then
     echo "== troupe docs: relative links"
     python3 scripts/check_links.py || status=1
     echo "== troupe consumers: subproject, pkg-config, CMake"
     bash tests/consumers/run.sh || status=1
+    phase_done "consumers"
   fi
 done
 exit $status
