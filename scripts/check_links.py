@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks the relative links of troupe's Markdown documentation.
 
-Every `[text](target)` in README.md, docs/ and bench/*.md whose target is
-not a URL must name a file or folder inside the repository, and a
-`#fragment` must name a heading of the target Markdown file (GitHub's
-anchor rules). Prints each broken link; exit status 1 if there is one.
+Every `[text](target)` in README.md, docs/, bench/*.md and
+bench/history/*.md whose target is not a URL must name a file or
+folder inside the repository, and a `#fragment` must name a heading of
+the target Markdown file (GitHub's anchor rules). Prints each broken
+link; exit status 1 if there is one.
 Usage: python3 scripts/check_links.py [FILE.md...]
 """
 import pathlib
@@ -21,6 +22,7 @@ def default_files():
     files = [ROOT / "README.md"]
     files += sorted((ROOT / "docs").rglob("*.md"))
     files += sorted((ROOT / "bench").glob("*.md"))
+    files += sorted((ROOT / "bench" / "history").glob("*.md"))
     return [f for f in files if f.exists()]
 
 
