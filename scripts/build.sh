@@ -8,10 +8,13 @@ cd "$(dirname "$0")/.."
 cfg=${1:-release}; shift || true
 case "$cfg" in
   release) opts=(-Dbuildtype=release -Dchecked=false) ;;
+  # The sanitizer trees build what their tests run: no benchmarks, and no
+  # examples (the test suite does not run them; the release tree builds
+  # them, and scripts/tour.sh runs them).
   asan)    opts=(-Dbuildtype=debugoptimized -Dchecked=true -Db_sanitize=address,undefined
-                 -Db_lundef=false -Ddefault_library=static -Dbenchmarks=false) ;;
+                 -Db_lundef=false -Ddefault_library=static -Dbenchmarks=false -Dexamples=false) ;;
   tsan)    opts=(-Dbuildtype=debugoptimized -Dchecked=true -Db_sanitize=thread
-                 -Db_lundef=false -Ddefault_library=static -Dbenchmarks=false) ;;
+                 -Db_lundef=false -Ddefault_library=static -Dbenchmarks=false -Dexamples=false) ;;
   *) echo "unknown configuration '$cfg' (release, asan, tsan)" >&2; exit 2 ;;
 esac
 # BUILD_ROOT lets parallel work use separate trees (default: build).

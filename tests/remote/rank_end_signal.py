@@ -50,15 +50,18 @@ def reap():
 
 job = subprocess.Popen([mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
                         "-np", np, prog, "hang"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+# Wait until rank 0 hangs and every other rank has said it enters its
+# world's last barrier (the line it prints right before it).
 deadline = time.monotonic() + 60
-line = b""
-while b"rank 0: hangs" not in line:
+hung, ended = False, 0
+while not hung or ended < int(np) - 1:
     line = job.stdout.readline()
     if not line or time.monotonic() > deadline:
-        print("the job did not reach its hang:", line)
+        print(f"the job did not reach its hang (rank 0 hung: {hung}, ranks ended: {ended}):", line)
         job.kill()
         sys.exit(1)
-time.sleep(1.0)  # the other ranks reach their last barrier
+    hung = hung or b"rank 0: hangs" in line
+    ended += b": ends" in line
 job.send_signal(signal.SIGTERM if sig == "TERM" else signal.SIGINT)
 try:
     rc = job.wait(timeout=30)
