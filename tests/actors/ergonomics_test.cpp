@@ -1,4 +1,4 @@
-// Issue 12 ergonomics: value sends, a stop that reports who is still alive,
+// Ergonomics: value sends, a stop that reports who is still alive,
 // the misuse-report policy per kind, type names as the user wrote them,
 // statistics in a build without them.
 #include <atomic>

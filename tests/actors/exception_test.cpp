@@ -1,6 +1,6 @@
-// Exceptions escaping behaviours: the reply duty of requests (issue 9 item
-// 4: reply-then-throw, forwarded requests) and the behaviour-exception
-// handler for everything else (issue 9 item 8).
+// Exceptions escaping behaviours: the reply duty of requests
+// (reply-then-throw, forwarded requests) and the behaviour-exception
+// handler for everything else.
 #include <memory>
 #include <mutex>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Hand-off chains across workers (issue 22's threadring, concdict, ...):
+// Hand-off chains across workers (Savina's threadring, concdict, ...):
 // when the next actor of a chain sits in a parked worker's mailbox, the
 // worker that sent the message and is about to run dry takes it itself
 // instead of waking the parked one, and scans the parked worker's

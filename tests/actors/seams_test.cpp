@@ -1,4 +1,4 @@
-// The actors rows of the seam matrix (issue 9): request/ask from every
+// The actors rows of the seam matrix: request/ask from every
 // context (user thread, OS thread, behaviour) x every seam (a reply, an
 // exception from the behaviour, the requester freeing the request at once,
 // a forwarded request, allocation failure at each allocation point of the

@@ -1,6 +1,6 @@
 // A clause body runs once its operation is done, and sees it done: a
-// future's body sees available() (issue 24: fulfil used to wake select
-// waiters before publishing the state), a lock clause's body holds the lock,
+// future's body sees available() (fulfil publishes the state before it
+// wakes select waiters), a lock clause's body holds the lock,
 // a semaphore clause's body runs after the releaser published the count.
 // Every statement shape over futures (or, and, guarded, run-time ranges,
 // with a timeout clause), from user threads and from an OS thread, with a
