@@ -238,11 +238,9 @@ struct pair_entry {
         register_pair(troupe::detail::type_name<A>(), message_traits<M>::name, &deliver<A, M>);
 };
 
-/// The error type of the replies the engine makes up for asks to a rank
-/// that has ended (engine.cpp, the goodbye frame).
-inline constexpr std::string_view rank_ended_marker = "troupe::remote::detail::rank_ended";
-
-/// On the asker's rank: fulfils request M from its reply frame.
+/// On the asker's rank: fulfils request M from its reply frame. Throws
+/// truncated_payload for a payload that does not decode (an unknown error
+/// code included), future_error if M was answered already.
 template <class M>
 void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
     using R = reply_type<M>;
@@ -258,28 +256,28 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
             if (r.left() != 0) throw truncated_payload("reply payload longer than its type");
             q.reply(std::move(v));
         }
-    } else {
-        std::string type, what;
-        get(r, type);
-        get(r, what);
-        if (type == "troupe::remote::actor_gone") {
-            std::string actor_name, actor_type;
-            get(r, actor_name);
-            get(r, actor_type);
-            q.reply_exception(std::make_exception_ptr(
-                actor_gone(from, std::move(actor_name), std::move(actor_type),
-                           std::string{message_traits<M>::name}, what)));
-        } else if (type == rank_ended_marker) {
-            // Made on this rank when `from` said goodbye (never sent by a
-            // rank: a behaviour's own rank_lost arrives as remote_exception).
-            q.reply_exception(
-                std::make_exception_ptr(rank_lost(from, rank_lost::reason::ended, what)));
-        } else if (type == "troupe::remote::network_error")
-            q.reply_exception(std::make_exception_ptr(
-                network_error(from, std::string{message_traits<M>::name}, what)));
-        else
-            q.reply_exception(
-                std::make_exception_ptr(remote_exception(from, std::move(type), std::move(what))));
+        return;
+    }
+    reply_error_record e = get_reply_error(r);
+    const std::string name{message_traits<M>::name};
+    switch (e.code) {
+    case error_code::behaviour_threw:
+        q.reply_exception(
+            std::make_exception_ptr(remote_exception(from, std::move(e.type), std::move(e.what))));
+        return;
+    case error_code::actor_gone:
+        q.reply_exception(std::make_exception_ptr(
+            actor_gone(from, std::move(e.actor_name), std::move(e.actor_type), name, e.what)));
+        return;
+    case error_code::network_error:
+        q.reply_exception(std::make_exception_ptr(network_error(from, name, e.what)));
+        return;
+    case error_code::rank_ended:
+        // Made on this rank when `from` said goodbye (never sent by a
+        // rank: a behaviour's own rank_lost arrives as remote_exception).
+        q.reply_exception(
+            std::make_exception_ptr(rank_lost(from, rank_lost::reason::ended, e.what)));
+        return;
     }
 }
 
