@@ -115,18 +115,15 @@ void decode_all(M& m, byte_reader& r) {
                                 " byte(s) more than its type reads");
 }
 
-/// The trampoline of a request received from another rank: runs the
-/// behaviour like troupe::detail::dispatch does for requests, with the same
-/// reply duty (request_scope). While the dispatcher owes the answer, an
-/// escaping exception's type and what() are recorded on the worker thread
-/// and the future is failed with it; a behaviour that returns owing it
-/// fails the future with a troupe::request_error (unanswered). Once the
-/// behaviour replied, forwarded the request or called defer(), the engine
-/// may already have shipped the reply and recycled the object (a later
-/// request of the same type is built at the same address): it is never
-/// touched again, and an exception goes to the actor system's
-/// behaviour-exception handler. A null `target` (the actor had finished)
-/// drops the request: it fails with a troupe::request_error.
+/// The trampoline of a request received from another rank: the reply duty
+/// of troupe::detail::dispatch (receive_request, one implementation for
+/// both), answering through `fail_with`, which records the exception's type
+/// and what() on the worker thread for the asking rank. Once the behaviour
+/// replied, forwarded the request or called defer(), the engine may already
+/// have shipped the reply and recycled the object (a later request of the
+/// same type is built at the same address): it is never touched again. A
+/// null `target` (the actor had finished) drops the request: it fails with
+/// a troupe::request_error.
 template <class A, class M>
 allocation request_dispatch(troupe::actor* target, troupe::message& m) {
     M& msg = static_cast<M&>(m);
@@ -146,27 +143,7 @@ allocation request_dispatch(troupe::actor* target, troupe::message& m) {
         fail_with(troupe::detail::request_receiver_ended(troupe::detail::names_of<A, M>));
         return Nodelete;
     }
-    troupe::detail::request_scope scope{&msg};
-    allocation how;
-    try {
-        how = troupe::detail::run_receive<A, M>(static_cast<A&>(*target), msg);
-    } catch (...) {
-        if (scope.owes_reply()) {
-            // Nobody answered or took the request: it is alive (the engine
-            // watches its future) and its reply is ours to give.
-            scope.take();
-            fail_with(std::current_exception());
-            return Nodelete;
-        }
-        return troupe::detail::behaviour_threw(*target, troupe::detail::names_of<A, M>);
-    }
-    if (scope.owes_reply()) [[unlikely]] {
-        // Returned without replying, forwarding or deferring: nobody else
-        // can answer, so the asking rank would wait forever.
-        scope.take();
-        fail_with(troupe::detail::request_unanswered(troupe::detail::names_of<A, M>));
-    }
-    return how;
+    return troupe::detail::receive_request<A, M>(static_cast<A&>(*target), msg, fail_with);
 }
 
 /// Runs on the receiving rank's engine thread: builds the message from the
