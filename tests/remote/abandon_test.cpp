@@ -1,4 +1,4 @@
-// Remote asks given up and destroyed before their reply (issue 19): a
+// Remote asks given up and destroyed before their reply: a
 // request abandoned through waituntil(... | timeout) and then destroyed is
 // forgotten by the engine, and its late reply is dropped quietly instead of
 // being written into the memory the request occupied. Every rank asks the

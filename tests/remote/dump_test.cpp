@@ -1,4 +1,4 @@
-// The remote section of troupe::dump (issue 20): a rank's dump counts the
+// The remote section of troupe::dump: a rank's dump counts the
 // asks it awaits from other ranks and the requests it owes them, while
 // they are outstanding, and not after. Every rank asks the next one; the
 // server defers its reply until the asker has looked at its dump.

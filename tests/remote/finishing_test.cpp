@@ -1,4 +1,4 @@
-// A message that reaches a published actor while it finishes (issue 19):
+// A message that reaches a published actor while it finishes:
 // the engine checks finished() and then appends the message, so an actor
 // that ends between the two gets it queued behind its end. Made
 // deterministic here: the actor is busy in a behaviour with the poison

@@ -1,5 +1,5 @@
 // A rank that destroys its published actors while other ranks still send to
-// them (issue 19; say, its main caught an exception and unwound): their
+// them (say, its main caught an exception and unwound): their
 // later messages are dropped as messages for an actor that is gone, each
 // reported once on the receiving rank (world_options::on_gone) naming the
 // actor's published name and type and the message type, an ask fails at

@@ -352,6 +352,42 @@ void drop(M& msg) noexcept {
     else finish_message(msg);
 }
 
+/// The reply duty of a request's receive, in one place (local dispatch
+/// below and troupe-remote's request_dispatch): runs the receive of `msg`
+/// by `self`. While the dispatcher still owes the requester an answer, an
+/// escaping exception, or a return without reply, forward or defer, is
+/// handed to `fail` (as a std::exception_ptr), which answers the request.
+/// Once the duty was taken inside the receive, the request belongs to
+/// whoever took it (the requester may already have freed it): it is never
+/// touched again, and an exception goes to the actor system's
+/// behaviour-exception handler.
+template <class A, class M, class Fail>
+[[gnu::always_inline]] inline allocation receive_request(A& self, M& msg, Fail&& fail) {
+    // The scope records a reply, forward or defer on this thread, without
+    // touching the request.
+    request_scope scope{&msg};
+    allocation how;
+    try {
+        how = run_receive<A, M>(self, msg);
+    } catch (...) {
+        if (scope.owes_reply()) {
+            // Nobody answered or took the request: it is alive (its
+            // requester waits) and its reply is ours to give.
+            scope.take();
+            fail(std::current_exception());
+            return Nodelete;
+        }
+        return behaviour_threw(self, names_of<A, M>);
+    }
+    if (scope.owes_reply()) [[unlikely]] {
+        // Returned without replying, forwarding or deferring: nobody else
+        // can answer, so the requester would wait forever.
+        scope.take();
+        fail(request_unanswered(names_of<A, M>));
+    }
+    return how;
+}
+
 /// The trampoline stored in an envelope for a send of an M to an A: runs
 /// the receive, then the message's allocation action, and returns the
 /// actor's. The worker does not touch the message afterwards. An escaping
@@ -367,30 +403,9 @@ allocation dispatch(actor* a, message& m) {
     A& self = static_cast<A&>(*a);
     if constexpr (std::is_base_of_v<request_tag, M>) {
         // A request belongs to its requester, who may destroy it as soon as
-        // the reply is in: never touch it after the behaviour, nor after a
-        // reply, forward or defer inside it (the scope records those on this
-        // thread, without touching the request).
-        request_scope scope{&msg};
-        allocation how;
-        try {
-            how = run_receive<A, M>(self, msg);
-        } catch (...) {
-            if (scope.owes_reply()) {
-                // Nobody answered or took the request: it is alive (its
-                // requester waits) and its reply is ours to give.
-                scope.take();
-                msg.reply_exception(std::current_exception());
-                return Nodelete;
-            }
-            return behaviour_threw(*a, names_of<A, M>);
-        }
-        if (scope.owes_reply()) [[unlikely]] {
-            // Returned without replying, forwarding or deferring: nobody
-            // else can answer, so the requester would wait forever.
-            scope.take();
-            msg.reply_exception(request_unanswered(names_of<A, M>));
-        }
-        return how;
+        // the reply is in: never touched after the behaviour.
+        return receive_request<A, M>(
+            self, msg, [&msg](std::exception_ptr e) { msg.reply_exception(std::move(e)); });
     } else {
         allocation how;
         try {

@@ -64,7 +64,7 @@ binding probe_binding() {
 
 void engine::set_binding(const binding& b) noexcept {
     binding_ = b;
-    spin_freely_.store(b.spare, std::memory_order_relaxed);
+    progress_.spin_freely.store(b.spare, std::memory_order_relaxed);
 }
 
 }  // namespace troupe::remote::detail

@@ -7,7 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine.hpp"
+#include "registry.hpp"
+#include "troupe/remote/message.hpp"
 
 namespace troupe::remote::detail {
 

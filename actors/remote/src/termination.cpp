@@ -24,8 +24,8 @@ enum : int { busy = 0, sent = 1, received = 2, give_up = 3, busy_ranks = 4, slot
 void snapshot(detail::engine& e, actor_system& sys, std::uint64_t out[slots]) {
     out[busy] = e.pending_replies.load(std::memory_order_seq_cst) + sys.live_actors();
     out[busy] += e.busy_sending() ? 1 : 0;
-    out[sent] = e.batches_sent.load(std::memory_order_seq_cst);
-    out[received] = e.batches_received.load(std::memory_order_seq_cst);
+    out[sent] = e.traffic.batches_sent.load(std::memory_order_seq_cst);
+    out[received] = e.traffic.batches_received.load(std::memory_order_seq_cst);
     out[busy_ranks] = out[busy] != 0 ? 1 : 0;
 }
 

@@ -130,10 +130,10 @@ void world::barrier() {
 }
 
 std::uint64_t world::frames_sent() const noexcept {
-    return engine_->frames_sent.load(std::memory_order_relaxed);
+    return engine_->traffic.frames_sent.load(std::memory_order_relaxed);
 }
 std::uint64_t world::frames_received() const noexcept {
-    return engine_->frames_received.load(std::memory_order_relaxed);
+    return engine_->traffic.frames_received.load(std::memory_order_relaxed);
 }
 
 void world::inject_raw_for_test(int rank, const void* bytes, std::size_t n) {

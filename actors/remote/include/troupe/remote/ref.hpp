@@ -115,18 +115,15 @@ void decode_all(M& m, byte_reader& r) {
                                 " byte(s) more than its type reads");
 }
 
-/// The trampoline of a request received from another rank: runs the
-/// behaviour like troupe::detail::dispatch does for requests, with the same
-/// reply duty (request_scope). While the dispatcher owes the answer, an
-/// escaping exception's type and what() are recorded on the worker thread
-/// and the future is failed with it; a behaviour that returns owing it
-/// fails the future with a troupe::request_error (unanswered). Once the
-/// behaviour replied, forwarded the request or called defer(), the engine
-/// may already have shipped the reply and recycled the object (a later
-/// request of the same type is built at the same address): it is never
-/// touched again, and an exception goes to the actor system's
-/// behaviour-exception handler. A null `target` (the actor had finished)
-/// drops the request: it fails with a troupe::request_error.
+/// The trampoline of a request received from another rank: the reply duty
+/// of troupe::detail::dispatch (receive_request, one implementation for
+/// both), answering through `fail_with`, which records the exception's type
+/// and what() on the worker thread for the asking rank. Once the behaviour
+/// replied, forwarded the request or called defer(), the engine may already
+/// have shipped the reply and recycled the object (a later request of the
+/// same type is built at the same address): it is never touched again. A
+/// null `target` (the actor had finished) drops the request: it fails with
+/// a troupe::request_error.
 template <class A, class M>
 allocation request_dispatch(troupe::actor* target, troupe::message& m) {
     M& msg = static_cast<M&>(m);
@@ -146,27 +143,7 @@ allocation request_dispatch(troupe::actor* target, troupe::message& m) {
         fail_with(troupe::detail::request_receiver_ended(troupe::detail::names_of<A, M>));
         return Nodelete;
     }
-    troupe::detail::request_scope scope{&msg};
-    allocation how;
-    try {
-        how = troupe::detail::run_receive<A, M>(static_cast<A&>(*target), msg);
-    } catch (...) {
-        if (scope.owes_reply()) {
-            // Nobody answered or took the request: it is alive (the engine
-            // watches its future) and its reply is ours to give.
-            scope.take();
-            fail_with(std::current_exception());
-            return Nodelete;
-        }
-        return troupe::detail::behaviour_threw(*target, troupe::detail::names_of<A, M>);
-    }
-    if (scope.owes_reply()) [[unlikely]] {
-        // Returned without replying, forwarding or deferring: nobody else
-        // can answer, so the asking rank would wait forever.
-        scope.take();
-        fail_with(troupe::detail::request_unanswered(troupe::detail::names_of<A, M>));
-    }
-    return how;
+    return troupe::detail::receive_request<A, M>(static_cast<A&>(*target), msg, fail_with);
 }
 
 /// Runs on the receiving rank's engine thread: builds the message from the
@@ -238,11 +215,9 @@ struct pair_entry {
         register_pair(troupe::detail::type_name<A>(), message_traits<M>::name, &deliver<A, M>);
 };
 
-/// The error type of the replies the engine makes up for asks to a rank
-/// that has ended (engine.cpp, the goodbye frame).
-inline constexpr std::string_view rank_ended_marker = "troupe::remote::detail::rank_ended";
-
-/// On the asker's rank: fulfils request M from its reply frame.
+/// On the asker's rank: fulfils request M from its reply frame. Throws
+/// truncated_payload for a payload that does not decode (an unknown error
+/// code included), future_error if M was answered already.
 template <class M>
 void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
     using R = reply_type<M>;
@@ -258,28 +233,28 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
             if (r.left() != 0) throw truncated_payload("reply payload longer than its type");
             q.reply(std::move(v));
         }
-    } else {
-        std::string type, what;
-        get(r, type);
-        get(r, what);
-        if (type == "troupe::remote::actor_gone") {
-            std::string actor_name, actor_type;
-            get(r, actor_name);
-            get(r, actor_type);
-            q.reply_exception(std::make_exception_ptr(
-                actor_gone(from, std::move(actor_name), std::move(actor_type),
-                           std::string{message_traits<M>::name}, what)));
-        } else if (type == rank_ended_marker) {
-            // Made on this rank when `from` said goodbye (never sent by a
-            // rank: a behaviour's own rank_lost arrives as remote_exception).
-            q.reply_exception(
-                std::make_exception_ptr(rank_lost(from, rank_lost::reason::ended, what)));
-        } else if (type == "troupe::remote::network_error")
-            q.reply_exception(std::make_exception_ptr(
-                network_error(from, std::string{message_traits<M>::name}, what)));
-        else
-            q.reply_exception(
-                std::make_exception_ptr(remote_exception(from, std::move(type), std::move(what))));
+        return;
+    }
+    reply_error_record e = get_reply_error(r);
+    const std::string name{message_traits<M>::name};
+    switch (e.code) {
+    case error_code::behaviour_threw:
+        q.reply_exception(
+            std::make_exception_ptr(remote_exception(from, std::move(e.type), std::move(e.what))));
+        return;
+    case error_code::actor_gone:
+        q.reply_exception(std::make_exception_ptr(
+            actor_gone(from, std::move(e.actor_name), std::move(e.actor_type), name, e.what)));
+        return;
+    case error_code::network_error:
+        q.reply_exception(std::make_exception_ptr(network_error(from, name, e.what)));
+        return;
+    case error_code::rank_ended:
+        // Made on this rank when `from` said goodbye (never sent by a
+        // rank: a behaviour's own rank_lost arrives as remote_exception).
+        q.reply_exception(
+            std::make_exception_ptr(rank_lost(from, rank_lost::reason::ended, e.what)));
+        return;
     }
 }
 

@@ -66,7 +66,7 @@ void check_frame_size(std::size_t bytes, std::string_view name);
 /// if nothing waits in that rank's outbox, else appends it to the outbox;
 /// wakes the engine if it sleeps. Never blocks beyond a short spinlock,
 /// taken without switching user threads (`b` may be the kernel thread's
-/// scratch buffer: see lock_no_switch in engine.cpp). Throws
+/// scratch buffer: see lock_no_switch in outboxes.cpp). Throws
 /// std::bad_alloc or std::length_error (the rank's unsent frames would
 /// exceed max_frame_size; strong: nothing queued) or std::out_of_range
 /// (bad rank).
@@ -82,6 +82,23 @@ std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_comple
                            std::string_view name);
 /// Forgets an ask whose frame could not be shipped.
 void cancel_ask(engine& e, std::uint64_t id) noexcept;
+
+// ---------------------------------------------------------------- errors
+
+/// The payload of a reply_error frame. `type` is the thrown exception's
+/// dynamic type name (behaviour_threw only); `actor_name` and `actor_type`
+/// name the gone actor (actor_gone only).
+struct reply_error_record {
+    error_code code = error_code::behaviour_threw;
+    std::string type, what, actor_name, actor_type;
+};
+/// Appends `e` to `w` (code, then length-prefixed strings). Throws
+/// std::bad_alloc (basic: `w` may hold part of the record).
+void put_reply_error(byte_writer& w, const reply_error_record& e);
+/// Reads an error record. Throws truncated_payload naming what is wrong: a
+/// code this program does not know (its number and the known range), or
+/// bytes missing or left over.
+reply_error_record get_reply_error(byte_reader& r);
 
 // ---------------------------------------------------------------- receiving
 

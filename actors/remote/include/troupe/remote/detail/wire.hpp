@@ -23,11 +23,22 @@ enum class frame_kind : std::uint16_t {
     tell = 1,          // a message for actor `target`
     ask = 2,           // a request for actor `target`; reply to ask id `token`
     reply_value = 3,   // the reply to ask id `target`; payload: the encoded value
-    reply_error = 4,   // the reply to ask id `target`; payload: type name, what()
+    reply_error = 4,   // the reply to ask id `target`; payload: an error record (error_code)
     lookup = 5,        // payload: the name looked up; reply to lookup id `token`
     lookup_reply = 6,  // to lookup id `target`; payload: found, id, type, names
     goodbye = 7,       // the sender's world is ending; payload: its collectives entered
 };
+
+/// The kind of error a reply_error frame carries: a code on the wire, never
+/// the spelling of a C++ type (get_reply_error refuses a code it does not
+/// know, naming it).
+enum class error_code : std::uint8_t {
+    behaviour_threw = 1,  // the behaviour threw: its dynamic type name and what()
+    actor_gone = 2,       // the actor was destroyed or had finished: what(), its name and type
+    network_error = 3,    // the serving rank could not deliver the ask (bad input): what()
+    rank_ended = 4,       // made up on the asking rank when the asked rank ends (never sent)
+};
+inline constexpr std::uint8_t max_error_code = 4;
 
 inline constexpr std::uint32_t frame_magic = 0x7470726fu;  // "tpro"
 
@@ -126,8 +137,9 @@ private:
     std::size_t size_ = 0, cap_ = 0;
 };
 
-/// Thrown while decoding a payload that is shorter than its type needs (or
-/// longer): the engine turns it into a network error naming rank and type.
+/// Thrown while decoding a payload that is shorter than its type needs, or
+/// longer, or otherwise malformed (an unknown error code): the engine turns
+/// it into a network error naming rank and type.
 class truncated_payload : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -1,0 +1,143 @@
+#pragma once
+// Internal: the asks this rank sent and awaits replies to. No MPI (the
+// MPI-free tests in tests/remote/parts race it from OS threads).
+//
+// A slot table with a free list: no allocation once grown. An ask's id is
+// generation << 32 | (index + 1); a slot's generation grows each time the
+// slot is taken, so a stale id (a reply for an ask already ended, or a
+// forged one) never matches a later ask in the same slot.
+//
+// A slot is free, live (q set: someone waits for the reply), or abandoned
+// (q cleared: the request was destroyed first; the reply, when it comes,
+// frees the slot and is dropped).
+//
+// Invariants:
+//   - Every ask ends exactly once: by take() or take_to() (a reply, or its
+//     rank ended: the taker completes the request), by cancel() (its frame
+//     was never shipped), or by abandon() (its request is being destroyed).
+//     Each of those finds the slot live under lock_ and frees or abandons
+//     it under the same hold, so two of them never both find it live.
+//   - `awaited` (the counter passed in, which the progress policy reads to
+//     decide whether to poll closely) counts the live slots (plus what
+//     else its owner adds, lookups): add() raises it once per ask, and
+//     whichever of take, take_to, cancel and abandon ends the live slot
+//     lowers it once. An abandoned slot is not counted: a reply that never
+//     comes must not keep a core polling.
+//   - A request is never written after abandon() returns for it: a taker
+//     publishes the request it is completing in completing_ (stored under
+//     lock_, cleared with a release once the write is over), and abandon()
+//     that finds its slot taken waits until completing_ no longer holds
+//     its request (acquire loads), so the destructor that follows sees the
+//     whole write.
+//   - lock_ is held for a few loads and stores only, never across user
+//     code, an allocation (add() grows the table with it held, but throws
+//     with nothing changed) or a park: spinning on it always ends.
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "troupe/remote/detail/engine_api.hpp"
+#include "troupe/spinlock.hpp"
+
+namespace troupe::remote::detail {
+
+class ask_table {
+public:
+    /// `awaited`: the counter of replies awaited (see the invariants).
+    explicit ask_table(std::atomic<int>& awaited) noexcept : awaited_(awaited) {}
+    ask_table(const ask_table&) = delete;
+
+    /// Records a live ask of rank `to` for request `q`, completed by `fn`;
+    /// returns its id. Raises the awaited count after the slot is filled.
+    /// Throws std::bad_alloc growing the table (nothing recorded).
+    std::uint64_t add(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
+                      std::string_view name);
+
+    /// Ends live ask `id` whose frame was never shipped; false if it had
+    /// ended already (taken by take_to, say).
+    bool cancel(std::uint64_t id) noexcept;
+
+    /// Request `q` of ask `id` is being destroyed: a live ask becomes
+    /// abandoned (its reply will be dropped); if a taker is writing the
+    /// reply into `q` now, waits for that write to end (it never parks).
+    /// Returns true if it abandoned a live ask.
+    bool abandon(troupe::detail::request_tag& q, std::uint64_t id) noexcept;
+
+    /// A taken ask: the request to complete (null if the ask had been
+    /// abandoned, or none was found), while the taker writes into it.
+    /// Destroying it ends the write (abandon() may return).
+    class completion {
+    public:
+        completion() noexcept = default;
+        completion(completion&& o) noexcept
+            : table_(o.table_), q(o.q), fn(o.fn), name(o.name), found(o.found) {
+            o.table_ = nullptr;
+        }
+        completion& operator=(completion&& o) noexcept {
+            done();
+            table_ = o.table_;
+            q = o.q;
+            fn = o.fn;
+            name = o.name;
+            found = o.found;
+            o.table_ = nullptr;
+            return *this;
+        }
+        ~completion() { done(); }
+        /// Ends the write now (the request may be destroyed from here on).
+        void done() noexcept;
+
+    private:
+        friend class ask_table;
+        ask_table* table_ = nullptr;  // set while q is being written
+
+    public:
+        troupe::detail::request_tag* q = nullptr;
+        ask_complete_fn fn = nullptr;
+        std::string_view name;  // the request's message name
+        bool found = false;     // a live or abandoned slot matched (and is free now)
+    };
+
+    /// Takes ask `id` for its reply: frees its slot, and returns the request
+    /// to complete if the ask was live (lowering the awaited count).
+    completion take(std::uint64_t id) noexcept;
+    /// Takes one ask (live or abandoned) awaiting rank `r`, as take() does;
+    /// found is false when none is left.
+    completion take_to(int r) noexcept;
+
+    /// Whether ask `id` is live; true also when the table is busy (the
+    /// caller, a parking thread deciding to keep polling, asks again).
+    bool pending(std::uint64_t id) noexcept;
+
+    /// Live and abandoned asks, for troupe::dump.
+    void count(std::size_t& live, std::size_t& abandoned) noexcept;
+
+private:
+    struct slot {
+        troupe::detail::request_tag* q = nullptr;
+        ask_complete_fn fn = nullptr;
+        std::uint32_t generation = 0;
+        std::uint32_t next_free = 0;  // index + 1 of the next free slot, 0: none
+        bool abandoned = false;
+        int to = -1;            // the rank asked
+        std::string_view name;  // the request's message name (for errors)
+    };
+    static std::uint32_t index_of(std::uint64_t id) noexcept {
+        return static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
+    }
+    bool matches(std::uint32_t idx, std::uint64_t id) const noexcept {
+        return idx < slots_.size() && slots_[idx].generation == (id >> 32);
+    }
+    // Under lock_: frees slot idx (live or abandoned) into a completion.
+    completion take_slot(std::uint32_t idx) noexcept;
+
+    std::atomic<int>& awaited_;
+    troupe::spinlock lock_{"troupe::remote asks"};
+    std::vector<slot> slots_;
+    std::uint32_t free_ = 0;  // index + 1 of the first free slot, 0: none
+    // The request whose reply a taker is writing (see the invariants).
+    std::atomic<troupe::detail::request_tag*> completing_{nullptr};
+};
+
+}  // namespace troupe::remote::detail

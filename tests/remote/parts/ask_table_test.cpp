@@ -1,0 +1,222 @@
+// The ask table without MPI: ids, stale replies, cancellation, and a
+// bounded stress in which OS threads race the ways an ask can end (its
+// reply, its rank ending, its frame not shipped, its request destroyed)
+// and every ask must end exactly once, with no write into a request after
+// its destructor's abandon() returned (TSan and a poisoned field check it).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "ask_table.hpp"
+#include "leak_check.hpp"
+#include "scale.hpp"
+
+namespace rd = troupe::remote::detail;
+using troupe::remote::byte_reader;
+
+namespace {
+
+struct test_request : troupe::detail::request_tag {
+    int value = 0;             // written by the completer (plain: TSan checks the order)
+    std::atomic<int> ends{0};  // times this ask ended
+    std::atomic<bool> answered{false};
+};
+
+void complete(troupe::detail::request_tag& q, rd::frame_kind, byte_reader&, int) {
+    auto& r = static_cast<test_request&>(q);
+    r.value = 42;
+    r.ends.fetch_add(1, std::memory_order_relaxed);
+    r.answered.store(true, std::memory_order_release);
+}
+
+// Takes ask `id` as a reply would, completing it if it is live; returns
+// whether a slot matched.
+bool reply(rd::ask_table& t, std::uint64_t id) {
+    rd::ask_table::completion c = t.take(id);
+    if (c.q) {
+        byte_reader none{nullptr, 0};
+        c.fn(*c.q, rd::frame_kind::reply_value, none, 1);
+    }
+    return c.found;
+}
+
+}  // namespace
+
+TEST_CASE("ask table: a reply completes its ask once; stale ids find nothing") {
+    troupe_test::leak_check no_leaks;
+    std::atomic<int> awaited{0};
+    {
+        rd::ask_table t{awaited};
+        test_request q1, q2;
+        const std::uint64_t id1 = t.add(q1, &complete, 1, "test.one");
+        CHECK(awaited == 1);
+        CHECK(t.pending(id1));
+        CHECK(reply(t, id1));
+        CHECK(q1.ends == 1);
+        CHECK(q1.value == 42);
+        CHECK(awaited == 0);
+        CHECK_FALSE(t.pending(id1));
+        CHECK_FALSE(reply(t, id1));  // a second reply to the same ask
+        // The slot is reused with a new generation: the old id stays stale.
+        const std::uint64_t id2 = t.add(q2, &complete, 1, "test.two");
+        CHECK((id2 & 0xffffffffu) == (id1 & 0xffffffffu));
+        CHECK(id2 != id1);
+        CHECK_FALSE(reply(t, id1));
+        CHECK(q2.ends == 0);
+        CHECK_FALSE(reply(t, 0));            // an id no ask ever had
+        CHECK_FALSE(reply(t, 0xffffffffu));  // an index past the table
+        CHECK(t.cancel(id2));
+        CHECK_FALSE(t.cancel(id2));
+        CHECK(awaited == 0);
+        std::size_t live = 9, abandoned = 9;
+        t.count(live, abandoned);
+        CHECK(live == 0);
+        CHECK(abandoned == 0);
+    }
+}
+
+TEST_CASE("ask table: an abandoned ask is uncounted, and its late reply frees the slot") {
+    troupe_test::leak_check no_leaks;
+    std::atomic<int> awaited{0};
+    rd::ask_table t{awaited};
+    test_request q;
+    const std::uint64_t id = t.add(q, &complete, 2, "test.late");
+    CHECK(t.abandon(q, id));
+    CHECK(awaited == 0);  // a reply that never comes keeps nobody polling
+    CHECK_FALSE(t.pending(id));
+    std::size_t live = 0, abandoned = 0;
+    t.count(live, abandoned);
+    CHECK(abandoned == 1);
+    CHECK_FALSE(t.abandon(q, id));  // the destructor runs once; a second call changes nothing
+    rd::ask_table::completion c = t.take(id);
+    CHECK(c.found);
+    CHECK(c.q == nullptr);  // dropped quietly
+    t.count(live, abandoned);
+    CHECK(abandoned == 0);
+    CHECK(q.ends == 0);
+}
+
+TEST_CASE("ask table: a rank's end takes its asks, live and abandoned, and no other") {
+    troupe_test::leak_check no_leaks;
+    std::atomic<int> awaited{0};
+    rd::ask_table t{awaited};
+    test_request to1a, to1b, to2;
+    const std::uint64_t a = t.add(to1a, &complete, 1, "test.a");
+    const std::uint64_t b = t.add(to1b, &complete, 1, "test.b");
+    const std::uint64_t c = t.add(to2, &complete, 2, "test.c");
+    CHECK(t.abandon(to1b, b));
+    int live = 0, dropped = 0;
+    for (;;) {
+        rd::ask_table::completion k = t.take_to(1);
+        if (!k.found) break;
+        if (k.q) {
+            CHECK(k.q == &to1a);
+            CHECK(k.name == "test.a");
+            ++live;
+        } else {
+            ++dropped;
+        }
+    }
+    CHECK(live == 1);
+    CHECK(dropped == 1);
+    CHECK(awaited == 1);  // the ask of rank 2
+    CHECK_FALSE(reply(t, a));
+    CHECK(reply(t, c));
+    CHECK(to2.ends == 1);
+    CHECK(awaited == 0);
+}
+
+TEST_CASE("ask table: replies, a rank's end, cancels and destructors race; each ask ends once") {
+    troupe_test::leak_check no_leaks;
+    constexpr int askers = 3;
+    const int per_asker = troupe_test::scaled(3000);
+    const int total = askers * per_asker;
+    std::atomic<int> awaited{0};
+    rd::ask_table t{awaited};
+    std::unique_ptr<test_request[]> reqs{new test_request[static_cast<std::size_t>(total)]};
+    std::unique_ptr<std::atomic<std::uint64_t>[]> posted {
+        new std::atomic<std::uint64_t>[ static_cast<std::size_t>(total) ]
+    };
+    for (int i = 0; i < total; ++i) posted[i].store(0);
+    std::atomic<int> ended_by_owner{0}, askers_done{0};
+    std::atomic<int> unanswered{0};  // (no doctest assertion on these threads)
+
+    auto asker = [&](int who) {
+        std::mt19937 rng{static_cast<unsigned>(who + 1)};
+        for (int i = 0; i < per_asker; ++i) {
+            const int n = who * per_asker + i;
+            test_request& q = reqs[n];
+            const int to = 1 + n % 2;  // rank 1's asks also race its end
+            const std::uint64_t id = t.add(q, &complete, to, "test.race");
+            posted[n].store(id, std::memory_order_release);
+            for (unsigned spin = rng() % 64; spin > 0; --spin) std::this_thread::yield();
+            switch (rng() % 3) {
+            case 0:  // waits for the reply
+                while (!q.answered.load(std::memory_order_acquire)) std::this_thread::yield();
+                if (q.value != 42) unanswered.fetch_add(1, std::memory_order_relaxed);
+                break;
+            case 1:  // its frame could not be shipped
+                if (t.cancel(id)) q.ends.fetch_add(1, std::memory_order_relaxed);
+                break;
+            default: break;  // gives up: the destructor below abandons it
+            }
+            // ~request: abandon; then the request's storage is dead (poisoned).
+            if (t.abandon(q, id)) q.ends.fetch_add(1, std::memory_order_relaxed);
+            q.value = -1;
+            ended_by_owner.fetch_add(1, std::memory_order_relaxed);
+        }
+        askers_done.fetch_add(1, std::memory_order_release);
+    };
+    // Replies: every posted id, round after round (a second reply to an ask
+    // finds nothing), until the askers are done.
+    auto replier = [&] {
+        for (;;) {
+            const bool last = askers_done.load(std::memory_order_acquire) == askers;
+            for (int n = 0; n < total; ++n) {
+                const std::uint64_t id = posted[n].load(std::memory_order_acquire);
+                if (id == 0) continue;
+                rd::ask_table::completion c = t.take(id);
+                if (c.q) {
+                    byte_reader none{nullptr, 0};
+                    c.fn(*c.q, rd::frame_kind::reply_value, none, 1);
+                }
+            }
+            if (last) return;  // a whole round after the last asker finished
+        }
+    };
+    // Rank 1 ending, again and again (its goodbye's scan).
+    auto goodbye = [&] {
+        while (askers_done.load(std::memory_order_acquire) != askers) {
+            rd::ask_table::completion c = t.take_to(1);
+            if (c.q) {
+                byte_reader none{nullptr, 0};
+                c.fn(*c.q, rd::frame_kind::reply_error, none, 1);
+            } else {
+                std::this_thread::yield();
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int w = 0; w < askers; ++w) threads.emplace_back(asker, w);
+    threads.emplace_back(replier);
+    threads.emplace_back(goodbye);
+    for (std::thread& th : threads) th.join();
+
+    CHECK(ended_by_owner == total);
+    CHECK(unanswered == 0);
+    int wrong = 0;
+    for (int n = 0; n < total; ++n) {
+        if (reqs[n].ends.load() != 1) ++wrong;
+        if (reqs[n].value != -1) ++wrong;  // written after its destructor's abandon()
+    }
+    CHECK(wrong == 0);
+    CHECK(awaited == 0);
+    std::size_t live = 9, abandoned = 9;
+    t.count(live, abandoned);
+    CHECK(live == 0);
+    CHECK(abandoned == 0);  // every abandoned ask's late reply freed its slot
+}
