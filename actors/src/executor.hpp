@@ -75,13 +75,15 @@ struct worker_counters {
 };
 
 // Private-member access for the executor (see troupe::actor / message).
-struct worker_access {
+// Hidden: the library's calls to its out-of-line members bind locally (no
+// PLT on the delivery path).
+struct [[gnu::visibility("hidden")]] worker_access {
     static mailbox* box(const actor& a) noexcept {
         return reinterpret_cast<mailbox*>(a.header_.load(std::memory_order_relaxed) &
                                           ~actor::flag_bits);
     }
-    static void link_settled(actor& a) noexcept;
-    static void unlink_settled(actor& a) noexcept;
+    static void link_settled(actor & a) noexcept;
+    static void unlink_settled(actor & a) noexcept;
     // The header word's flags change only on the worker holding the actor's
     // mailbox batch (or the actor's own thread, for attach/detach), so a
     // plain load-modify-store suffices; relaxed atomics keep the concurrent
@@ -89,17 +91,17 @@ struct worker_access {
     static bool registered(const actor& a) noexcept {
         return a.header_.load(std::memory_order_relaxed) & actor::registered_bit;
     }
-    static void set_flags(actor& a, std::uintptr_t clear, std::uintptr_t set) noexcept {
+    static void set_flags(actor & a, std::uintptr_t clear, std::uintptr_t set) noexcept {
         a.header_.store((a.header_.load(std::memory_order_relaxed) & ~clear) | set,
                         std::memory_order_relaxed);
     }
     static bool alive(const actor& a) noexcept { return a.life() == actor::alive; }
-    static void mark_ended(actor& a) noexcept { set_flags(a, actor::life_bits, actor::ended); }
-    static void mark_unattached(actor& a) noexcept {
+    static void mark_ended(actor & a) noexcept { set_flags(a, actor::life_bits, actor::ended); }
+    static void mark_unattached(actor & a) noexcept {
         set_flags(a, actor::life_bits, actor::unattached);
     }
     static bool unattached(const actor& a) noexcept { return a.life() == actor::unattached; }
-    static void set_box(actor& a, mailbox* mb) noexcept {
+    static void set_box(actor & a, mailbox * mb) noexcept {
         set_flags(a, ~actor::flag_bits, reinterpret_cast<std::uintptr_t>(mb));
     }
     static allocation message_allocation(const message& m) noexcept { return m.alloc_; }
@@ -107,12 +109,35 @@ struct worker_access {
     // A delivery starts (or is dropped): one pending send fewer. release:
     // the receive's reads of the message happen after (pairs with the
     // destructor's acquire load only for ordering of diagnostics).
-    static void note_unqueued(message& m) noexcept {
+    static void note_unqueued(message & m) noexcept {
         m.queued_.fetch_sub(1, std::memory_order_release);
     }
 #endif
-    static actor* next(actor* a) noexcept { return a->reg_next_; }
+    static actor* next(actor * a) noexcept { return a->reg_next_; }
+    // The life word's tombstone of an actor that finished (exit_reason::kind
+    // ::finished; monitor.cpp checks that it agrees with its encoding).
+    static constexpr std::uintptr_t tomb_finished = 1;
+    // The end of an actor that nobody watched or linked and whose reason has
+    // no text (end_noted unset): done here, inline, and true; false leaves
+    // the end to life_ended. A Finished or Destroyed actor's storage stays,
+    // so a monitor placed later must find the tombstone: one CAS from 0,
+    // against a first monitor's CAS. A Deleted actor's storage goes at once:
+    // nobody may monitor it from now on, nor concurrently (monitor() reads
+    // the actor, which may be freed before it does), so a monitor placed
+    // before the end happens before this load and it sees the record; if
+    // none, there is nothing to write.
+    static bool end_unwatched(actor & a, allocation how) noexcept {
+        if (how == Delete) return a.life_.load(std::memory_order_relaxed) == 0;
+        std::uintptr_t w = 0;
+        return a.life_.compare_exchange_strong(w, tomb_finished, std::memory_order_acq_rel,
+                                               std::memory_order_relaxed);
+    }
 };
+// Set (monitor.cpp) when the behaviour running on this kernel thread noted
+// a reason for its actor's end (poison pill, exception, exit signal); taken
+// by life_ended. Constant-initialised and initial-exec: the end of every
+// actor reads it with one %fs-relative load.
+extern constinit thread_local bool end_noted [[gnu::tls_model("initial-exec")]];
 
 // Internal to the library (hidden: its calls bind locally, no PLT).
 class [[gnu::visibility("hidden")]] worker {

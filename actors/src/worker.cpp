@@ -532,7 +532,8 @@ void worker::end_actor(actor& a, allocation how) {
     worker_access::mark_ended(a);
     // Monitors and links: after the mark (their messages to it are refused)
     // and before the storage goes.
-    life_ended(a, how);
+    if (end_noted || !worker_access::end_unwatched(a, how)) [[unlikely]]
+        life_ended(a, how);
 #if defined(TROUPE_CHECKED)
     note_ended(&a, how, &exec);
 #endif
