@@ -1,4 +1,4 @@
-// The executor: construction, termination detection, waking, stop.
+// The executor: construction, termination detection, stop.
 #include "executor.hpp"
 #include "troupe/detail/trace.hpp"
 
@@ -212,65 +212,6 @@ void executor::notify_if_done() noexcept {
     if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
 }
 
-bool executor::wake(std::size_t w) noexcept {
-    return idle_.wake(workers[w]->idle_member(), idle_group::wake_as::plain);
-}
-
-void executor::wake_helper(std::size_t from) noexcept {
-    using namespace std::chrono;
-    const std::int64_t now =
-        duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-    std::int64_t last = last_helper_wake_.load(std::memory_order_relaxed);
-    if (now - last < static_cast<std::int64_t>(defaults::actors::helper_wake_interval_us)) return;
-    // One waker per interval (a lost CAS means another worker is doing it).
-    if (!last_helper_wake_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
-    idle_.wake_another(workers[from]->idle_member());
-}
-
-void executor::wake_one_parked(std::size_t from) noexcept {
-    idle_.wake_another(workers[from]->idle_member());
-}
-
-void wake_owner(mailbox& mb) noexcept {
-    executor& ex = *mb.exec;
-    const std::size_t o = mb.owner.load(std::memory_order_acquire);
-    if (ex.wake(o) || !ex.user_threads) return;
-    // A user-thread owner blocked in a behaviour cannot take the envelope:
-    // wake another worker to steal it. seq_cst: the Dekker pair of
-    // block_in_behaviour (blocked store, then its sleepers load) with our
-    // caller's sleepers load (under mb's lock) and this load; see
-    // worker::park_idle.
-    if (ex.stealing && ex.workers[o]->blocked.load(std::memory_order_seq_cst))
-        ex.wake_one_parked(o);
-}
-
-void executor::wake_for_external_send(mailbox& mb) noexcept {
-    const std::size_t o = mb.owner.load(std::memory_order_acquire);
-    // Awake workers may take the envelope before the owner runs again
-    // (worker::adopt_dozing; an exchange, as in after_send_to_sleeper).
-    if (stealing) workers[o]->adoptable.exchange(true, std::memory_order_acq_rel);
-    if (!wake(o) && user_threads && stealing &&
-        workers[o]->blocked.load(std::memory_order_seq_cst)) {
-        wake_one_parked(o);  // as in wake_owner: the owner is blocked in a behaviour
-        return;
-    }
-    // The owner is busy in a batch (relaxed: a hint; 0 between batches)
-    // while a worker sleeps: the envelope would wait behind that batch.
-    // Grouped placement puts up to a run of actors created together on one
-    // worker, so independent actors created by main would run one after
-    // another on it while the others sleep. Wake one to steal (rate-limited;
-    // once it sees a batch running, it parks with a timeout and keeps looking)
-    // -- unless a helper could not take the envelope anyway: it has already
-    // been gulped (pending 0: a later value than our own store under the
-    // lock), or its mailbox is in a batch (being_processed: nobody else may
-    // gulp it until that batch ends, and then the owner, awake since wake()
-    // failed, scans it). Relaxed loads: a stale value costs one wake too many.
-    if (stealing && workers[o]->batch_began.load(std::memory_order_relaxed) != 0 &&
-        mb.pending.load(std::memory_order_relaxed) != 0 &&
-        !mb.being_processed.load(std::memory_order_relaxed))
-        wake_helper(o);
-}
-
 void executor::shut_down_workers() {
     remove_dump_section(dump_);  // no dump reads a system that is going away
     // Dekker with park_idle: either the worker sees `shutdown` after its
@@ -428,40 +369,6 @@ stop_report executor::survivors() const {
               [](const survivor& a, const survivor& b) { return a.count > b.count; });
     r.never_messaged = r.live_actors > registered ? r.live_actors - registered : 0;
     return r;
-}
-
-actor_statistics executor::statistics() const {
-    if (stopped) return final_stats_;
-    actor_statistics s;
-#if defined(TROUPE_STATISTICS)
-    s.actors_created = ext_created.load(std::memory_order_relaxed);
-    s.messages_sent = ext_sent.load(std::memory_order_relaxed);
-    // Each report field and the per-worker counter summed into it.
-    using S = actor_statistics;
-    using C = worker_counters;
-    static constexpr std::pair<std::uint64_t S::*, std::atomic<std::uint64_t> C::*> sums[] = {
-        {&S::messages_sent, &C::sent},
-        {&S::cross_worker_sends, &C::crossed},
-        {&S::messages_received, &C::received},
-        {&S::gulps, &C::gulps},
-        {&S::gulped_messages, &C::gulped},
-        {&S::missed_gulps, &C::missed},
-        {&S::steal_attempts, &C::steal_attempts},
-        {&S::steal_no_candidate, &C::no_candidate},
-        {&S::steal_failed_swaps, &C::failed_swaps},
-        {&S::steals, &C::steals},
-        {&S::messages_stolen, &C::stolen},
-        {&S::parks, &C::parks},
-        {&S::adopted_gulps, &C::adopted},
-        {&S::wakes_taken_over, &C::wakes_taken_over},
-        {&S::long_batch_flushes, &C::long_batch_flushes}};
-    for (auto& w : workers) {
-        s.actors_created += w->created.load(std::memory_order_relaxed);
-        for (const auto& [field, counter] : sums)
-            s.*field += (w->stats.*counter).load(std::memory_order_relaxed);
-    }
-#endif
-    return s;
 }
 
 }  // namespace troupe::detail

@@ -26,274 +26,15 @@
 #include "troupe/topology.hpp"
 #include "troupe/victim_selector.hpp"
 
+#include "worker.hpp"
+
 namespace troupe::detail {
-
-class executor;
-
-// A counter written by one thread only: a plain load and store (no locked
-// instruction); others read it (relaxed or acquire) as a snapshot.
-inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1,
-                 std::memory_order mo = std::memory_order_relaxed) noexcept {
-    c.store(c.load(std::memory_order_relaxed) + n, mo);
-}
-
-// A cheap timestamp (TSC ticks on x86, steady-clock ns elsewhere).
-inline std::uint64_t timestamp() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
-
-// A full (seq_cst) fence. GCC's TSan does not support fences (-Wtsan):
-// there a seq_cst read-modify-write of a thread-private atomic stands in
-// (a locked instruction, the same full barrier on x86).
-inline void full_fence() noexcept {
-#if defined(__SANITIZE_THREAD__)
-    thread_local std::atomic<int> fence_word{0};
-    fence_word.fetch_add(0, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-}
-
-// A statistics counter: bump() in statistics builds, nothing otherwise.
-inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
-#if defined(TROUPE_STATISTICS)
-    bump(c, n);
-#else
-    (void)c;
-    (void)n;
-#endif
-}
-
-struct worker_counters {
-    std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0},
-        missed{0}, steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0},
-        parks{0}, adopted{0}, wakes_taken_over{0}, long_batch_flushes{0};
-};
-
-// Private-member access for the executor (see troupe::actor / message).
-struct worker_access {
-    static mailbox* box(const actor& a) noexcept {
-        return reinterpret_cast<mailbox*>(a.header_.load(std::memory_order_relaxed) &
-                                          ~actor::flag_bits);
-    }
-    static void link_settled(actor& a) noexcept;
-    static void unlink_settled(actor& a) noexcept;
-    // The header word's flags change only on the worker holding the actor's
-    // mailbox batch (or the actor's own thread, for attach/detach), so a
-    // plain load-modify-store suffices; relaxed atomics keep the concurrent
-    // sender reads well defined.
-    static bool registered(const actor& a) noexcept {
-        return a.header_.load(std::memory_order_relaxed) & actor::registered_bit;
-    }
-    static void set_flags(actor& a, std::uintptr_t clear, std::uintptr_t set) noexcept {
-        a.header_.store((a.header_.load(std::memory_order_relaxed) & ~clear) | set,
-                        std::memory_order_relaxed);
-    }
-    static bool alive(const actor& a) noexcept { return a.life() == actor::alive; }
-    static void mark_ended(actor& a) noexcept { set_flags(a, actor::life_bits, actor::ended); }
-    static void mark_unattached(actor& a) noexcept {
-        set_flags(a, actor::life_bits, actor::unattached);
-    }
-    static bool unattached(const actor& a) noexcept { return a.life() == actor::unattached; }
-    static void set_box(actor& a, mailbox* mb) noexcept {
-        set_flags(a, ~actor::flag_bits, reinterpret_cast<std::uintptr_t>(mb));
-    }
-    static allocation message_allocation(const message& m) noexcept { return m.alloc_; }
-#if defined(TROUPE_CHECKED)
-    // A delivery starts (or is dropped): one pending send fewer. release:
-    // the receive's reads of the message happen after (pairs with the
-    // destructor's acquire load only for ordering of diagnostics).
-    static void note_unqueued(message& m) noexcept {
-        m.queued_.fetch_sub(1, std::memory_order_release);
-    }
-#endif
-    static actor* next(actor* a) noexcept { return a->reg_next_; }
-};
-
-// Internal to the library (hidden: its calls bind locally, no PLT).
-class [[gnu::visibility("hidden")]] worker {
-public:
-    worker(executor & ex, std::size_t index, std::size_t slot_begin, std::size_t slot_end);
-    ~worker();
-    worker(const worker&) = delete;
-
-    void start();
-    void join();
-
-    executor& exec;
-    const std::size_t index;
-    const std::size_t slot_begin, slot_end;  // this worker's range of the slot array
-
-    // This worker in its executor's idle group (its sleep word and spinner
-    // count; changed only through the group's operations).
-    idle_group::member& idle_member() noexcept { return idle_; }
-    // Actors created by this worker's behaviours / ended by this worker.
-    // Written only by this worker (release), read by live() (acquire).
-    std::atomic<std::uint64_t> created{0};
-    std::atomic<std::uint64_t> terminated{0};
-    worker_counters stats;
-    // Timestamp (rdtsc) of the start of the batch in process, 0 between
-    // batches; written by this worker, read by thieves as a hint.
-    std::atomic<std::uint64_t> batch_began{0};
-
-    // Round-robin ticket for actors created by this worker's behaviours.
-    std::size_t next_ticket() noexcept;
-
-    // Whether a behaviour of this worker is running (a batch is in process).
-    bool in_batch() const noexcept { return batch_ != nullptr; }
-    // A send by a behaviour running on this worker. A message to the actor
-    // running right now joins the batch in process (within the budget: it
-    // is in the same mailbox, so FIFO holds). Anything else is staged per
-    // destination mailbox until the batch ends. The receiver is likely not in
-    // cache, so its mailbox is looked up only a few sends later: the send
-    // prefetches it and passes through a short FIFO pipeline first.
-    void send_from_behaviour(const envelope& e) {
-        if (e.receiver == running_ && local_budget_ != 0) {
-            --local_budget_;
-            local_->push(e);
-            return;
-        }
-        __builtin_prefetch(e.receiver);
-        envelope& slot = pipeline_[pipe_head_];
-        if (pipe_count_ == pipeline_size) {
-            stage(slot);  // strong: on a throw e is not sent and nothing moved
-            // Once per pipeline_size * long_batch_checks staged sends, a
-            // long batch hands out what it staged so far (worker.cpp),
-            // before e: a throw there leaves e unsent.
-            if (pipe_head_ == 0 && ++staged_rounds_ == long_batch_checks) [[unlikely]] {
-                staged_rounds_ = 0;
-                --pipe_count_;  // the oldest entry is staged
-                flush_long_batch();
-                ++pipe_count_;  // e's entry, below
-            }
-        } else {
-            ++pipe_count_;
-        }
-        slot = e;
-        pipe_head_ = (pipe_head_ + 1) % pipeline_size;
-    }
-    // Hands every staged envelope to its mailbox (in send order).
-    void flush_stages();
-    // flush_sends(): the behaviour is about to block; let a parked worker
-    // come and steal what queues up behind it.
-    void flush_before_blocking();
-    // User-thread workers: a behaviour of this worker is about to park it
-    // (core's about_to_park hook): flush, mark the worker blocked, wake a
-    // parked worker to take what queues up behind it.
-    void block_in_behaviour();
-
-    // User-thread workers: set while a behaviour has parked this worker's
-    // user thread (block_in_behaviour, seq_cst), cleared when it runs again
-    // (the switched_in hook). A blocked worker's mailboxes (except its
-    // batch's) are fair game for thieves and are re-checked by parking
-    // workers (park_idle); a sender that finds the owner blocked wakes
-    // another worker (wake_owner).
-    std::atomic<bool> blocked{false};
-    // Set by this worker (relaxed) before it announces itself idle in
-    // park_idle, cleared after it withdraws: it is asleep, or woken and not
-    // yet scanning again. While set, awake workers scan its mailboxes as
-    // their own (adopt_dozing); a hint, except as settle_deferred_wake
-    // (worker.cpp) relies on it.
-    std::atomic<bool> dozing{false};
-    // Set by a sender that saw parked workers after appending to one of
-    // this worker's mailboxes (after_send_to_sleeper,
-    // wake_for_external_send: an exchange, so every setter's append is in
-    // the release sequence the taker reads); taken (acquire exchange) by an
-    // adopter before it scans this worker's range, and set again by that
-    // adopter if it left a waiting mailbox behind (one in another batch);
-    // cleared by this worker when it runs again. So adopters scan a dozing
-    // worker's range only when something may wait there, not on every pass.
-    std::atomic<bool> adoptable{false};
-    // User-thread workers: the request scope of the behaviour running on
-    // this worker while it is switched out (the hooks swap it with the
-    // kernel thread's, like tls_worker).
-    request_scope* saved_scope = nullptr;
-
-private:
-    void run() noexcept;
-    void loop();
-    bool gulp(mailbox & mb) noexcept;
-    void process(mailbox & mb);
-    void flush_long_batch();
-    // Inlined into process(), its one caller: as an out-of-line call the
-    // batch's envelope was copied with one 16-byte load straight after the
-    // behaviour's 8-byte stores of it (a self-send), which cannot be
-    // forwarded from them: static send went from 4.9 to 13 ns per message.
-    [[gnu::always_inline]] inline void deliver(const envelope& e);
-    void end_actor(actor & a, allocation how);
-    bool park_idle() noexcept;
-    bool take(mailbox & mb);
-    unsigned adopt_dozing();
-    void after_send_to_sleeper(mailbox & d) noexcept;
-    void settle_deferred_wake() noexcept;
-    bool about_to_run_dry(const mailbox* except) const noexcept;
-    bool stealable_work() const noexcept;
-    bool another_in_batch() const noexcept;
-    bool another_outside_batch() const noexcept;
-    void maybe_wake_helper() noexcept;
-    // steal.cpp
-    bool try_steal() noexcept;
-    bool steal_from(std::size_t v) noexcept;
-    std::size_t blocked_victim_with_work() noexcept;
-    bool try_swap(std::size_t mine, std::size_t theirs, mailbox * expected,
-                  mailbox * &given) noexcept;
-    std::size_t slot_to_give() noexcept;
-
-    void stage(const envelope& e);
-    void deliver_to_mailbox(mailbox & d, const envelope* e, std::uint32_t n);
-
-    idle_group::member idle_;
-    std::thread thread_;          // kernel-thread workers
-    troupe::thread user_thread_;  // user-thread workers
-    copy_queue* local_;           // the empty queue a gulp swaps in; drained by process()
-    // The mailbox whose batch process() is running, else nullptr.
-    mailbox* batch_ = nullptr;
-    // The actor whose behaviour is running, else nullptr.
-    actor* running_ = nullptr;
-    // End-of-batch flush (process()): a send that finds its mailbox's owner
-    // asleep may leave the wake to settle_deferred_wake (at most one
-    // mailbox per flush, in deferred_).
-    bool may_defer_wake_ = false;
-    mailbox* deferred_ = nullptr;
-    // Sends to running_ that may still join the batch (fairness bound).
-    std::uint32_t local_budget_ = 0;
-    // flush_long_batch's clock: staged sends since it last looked (counted
-    // in pipeline wraps, pipeline_size sends each), and the
-    // start of the batch or its latest early flush (timestamp()).
-    std::uint32_t staged_rounds_ = 0;  // pipeline wraps while full, mod long_batch_checks
-    std::uint64_t last_flush_ = 0;
-    // Sends not yet staged (oldest at (pipe_head_ - pipe_count_)).
-    static constexpr std::uint32_t pipeline_size = 8;
-    static constexpr std::uint32_t long_batch_checks =
-        defaults::actors::long_batch_flush_check / pipeline_size
-            ? defaults::actors::long_batch_flush_check / pipeline_size
-            : 1;
-    envelope pipeline_[pipeline_size];
-    std::uint32_t pipe_head_ = 0, pipe_count_ = 0;
-    // Per destination mailbox of this system: staged envelopes, in send order.
-    std::unique_ptr<copy_queue[]> stages_;
-    std::vector<std::uint32_t> touched_;  // mailboxes whose stage is non-empty
-    std::size_t ticket_;
-    fast_rng rng_;  // steal.cpp: scan starts; thread-confined
-    std::unique_ptr<victim_selector> victims_;
-    bool ended_since_check_ = false;
-
-public:
-    // Burst-sized copy-queue arrays kept for this worker's next bursts
-    // (copy_queue::grow and cut_back on this worker's thread only). Last:
-    // cold, and 528 bytes that would otherwise shift the hot fields above.
-    burst_cache bursts;
-};
 
 // A system's count of asks outstanding (troupe::dump): asked and not yet
 // answered. A request may be answered after its system is gone (a deferred
 // reply), so the count lives apart, shared: word = outstanding << 1 | 1
 // while the executor lives; whoever takes it to 0 deletes it (one RMW per
-// ask and per answer; see begin_ask/end_ask in actor.cpp).
+// ask and per answer; see begin_ask/end_ask in reply_duty.cpp).
 struct ask_counter {
     std::atomic<std::uint64_t> word{1};
     // Asks with a deadline (deadline.cpp): expired, and expired rounds whose
@@ -327,6 +68,10 @@ void life_system_stopped(executor& ex) noexcept;
 // stops being one (after this returns, no callback is sending into it).
 void timers_add_system(executor& ex) noexcept;
 void timers_remove_system(executor& ex) noexcept;
+
+// Wakes the worker owning `mb` if it is parked (wakes.cpp). Called by a
+// send that saw parked workers.
+void wake_owner(mailbox& mb) noexcept;
 
 // Writes executor `arg`'s section of troupe::dump (actor_system.cpp).
 void write_actor_dump(void* arg, std::ostream& os);
@@ -404,7 +149,7 @@ public:
     executor* timers_next = nullptr;
 
 private:
-    friend class worker;  // parks and spins through idle_ (worker.cpp)
+    friend class worker;  // parks and spins through idle_ (parking.cpp, batch_loop.cpp)
     // The workers as an idle group: member w is worker w. Spinner counts are
     // hints here (senders wake a mailbox's owner; see docs/actors.md).
     idle_group idle_;
@@ -416,14 +161,8 @@ private:
     actor_statistics final_stats_{};
 };
 
-// The worker running on this kernel thread, or nullptr. Constant-initialised
-// and initial-exec: a send reads it with one %fs-relative load.
-extern constinit thread_local worker* tls_worker [[gnu::tls_model("initial-exec")]];
 // The executor new actors join when nothing more specific applies.
 executor* default_executor() noexcept;
-// Replaces this kernel thread's innermost request scope (actor.cpp);
-// returns the previous one. For the user-thread workers' switch hooks.
-request_scope* exchange_request_scope(request_scope* s) noexcept;
 
 // stop() has waited `waited` with actors alive: builds a survivor report
 // from the running system (actor_system.cpp) and hands it to the

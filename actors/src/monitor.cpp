@@ -1,5 +1,7 @@
 // Monitors and links: per-actor records of who watches an actor, whom it
 // watches and to whom it is linked, and the end of an actor that fires them.
+// (About 500 lines in one file: every step works on the records under one
+// lock, life_lock, whose invariants below would otherwise span two files.)
 //
 // Protocol on actor::life_ (one word per actor):
 //   0          nobody ever watched or linked it;
@@ -26,6 +28,8 @@
 #include "troupe/spinlock.hpp"
 
 namespace troupe::detail {
+
+constinit thread_local bool end_noted [[gnu::tls_model("initial-exec")]] = false;
 
 struct life_access {
     static std::atomic<std::uintptr_t>& word(actor& a) noexcept { return a.life_; }
@@ -54,15 +58,15 @@ life_record* live_records = nullptr;  // under life_lock
 // pill, behaviour_threw (when the handler ends the actor) or an exit
 // signal, taken by life_ended right after (same delivery, same thread).
 struct end_hint {
-    bool set = false;
     exit_reason::kind why = exit_reason::kind::finished;
     std::string what;
 };
-thread_local end_hint tls_end;
+thread_local end_hint tls_end;  // valid while end_noted is set
 
 constexpr std::uintptr_t tomb(exit_reason::kind k) noexcept {
     return (static_cast<std::uintptr_t>(k) << 1) | 1;
 }
+static_assert(tomb(exit_reason::kind::finished) == worker_access::tomb_finished);
 constexpr bool is_tomb(std::uintptr_t w) noexcept { return (w & 1) != 0; }
 constexpr exit_reason::kind tomb_kind(std::uintptr_t w) noexcept {
     return static_cast<exit_reason::kind>(w >> 1);
@@ -196,14 +200,14 @@ const char* kind_name(exit_reason::kind k) noexcept {
 }
 
 void note_poison_pill() noexcept {
-    tls_end.set = true;
+    end_noted = true;
     tls_end.why = exit_reason::kind::poison_pill;
     tls_end.what.clear();
 }
 
 // behaviour_threw (actor.cpp), when the handler ends the actor.
 void note_threw(const std::string& exception_type, const std::string& what) noexcept {
-    tls_end.set = true;
+    end_noted = true;
     tls_end.why = exit_reason::kind::threw;
     try {
         tls_end.what = exception_type.empty() ? what : exception_type + ": " + what;
@@ -215,7 +219,7 @@ void note_threw(const std::string& exception_type, const std::string& what) noex
 allocation exit_received(actor& a, exit_msg& e) noexcept {
     if (!e.reason.failure()) return Nodelete;  // a normal end does not kill
     (void)a;
-    tls_end.set = true;
+    end_noted = true;
     tls_end.why = exit_reason::kind::linked;
     try {
         tls_end.what =
@@ -229,10 +233,10 @@ allocation exit_received(actor& a, exit_msg& e) noexcept {
 
 void life_ended(actor& a, allocation how) noexcept {
     exit_reason why;
-    if (tls_end.set) {
+    if (end_noted) {
         why.why = tls_end.why;
         why.what = std::move(tls_end.what);
-        tls_end.set = false;
+        end_noted = false;
         tls_end.what.clear();
     }
     auto& word = life_access::word(a);
@@ -281,7 +285,7 @@ void life_ended(actor& a, allocation how) noexcept {
 }
 
 void life_destroyed(actor& a) noexcept {
-    tls_end.set = true;
+    end_noted = true;
     tls_end.why = exit_reason::kind::destroyed;
     tls_end.what.clear();
     life_ended(a, Delete);

@@ -38,7 +38,10 @@
 /// behaviour, or before the actor can end. Their cost: one process-wide
 /// lock and, the first time an actor is watched or linked, one record
 /// (about 100 bytes) that lives until the actor is destroyed. An actor
-/// nobody watches pays one compare-and-swap when it ends.
+/// nobody watches pays one compare-and-swap when it ends with Finished or
+/// Destroy (a monitor placed later finds its tombstone), and one load when
+/// it ends with Delete (its storage goes at once, so nobody may monitor it
+/// from then on).
 #include <cstdint>
 #include <string>
 

@@ -85,8 +85,4 @@ inline bool append_locked_and_check(mailbox& mb, copy_queue& staged) {
     });
 }
 
-/// Wakes the worker owning `mb` if it is parked. Called by a send that saw
-/// parked workers.
-void wake_owner(mailbox& mb) noexcept;
-
 }  // namespace troupe::detail

@@ -1,0 +1,195 @@
+// An idle worker: the announce-and-recheck park, the timed sleep while a
+// behaviour elsewhere may block its worker, and adoption (awake workers
+// scanning the mailboxes of dozing ones). Stealing proper is steal.cpp's.
+#include <chrono>
+
+#include "executor.hpp"
+#include "troupe/config.hpp"
+#include "troupe/detail/idle_poll.hpp"
+
+namespace troupe::detail {
+
+// Returns false if it gave up waiting (timed park) instead of being woken.
+bool worker::park_idle() noexcept {
+    idle_group& g = exec.idle_;
+    // Announce first (seq_cst RMW and word store, idle_group::announce_idle),
+    // then look: a sender locks the mailbox after our look (then it sees
+    // the announcement and wakes us) or before it (then we see its
+    // envelope). A thief's slot CAS and its wake() form the same pattern
+    // with our slot loads below.
+    // Before the announcement (whose seq_cst stores release it): a worker
+    // that reads our sleep word as asleep reads this as set until we clear
+    // it below (after_send_to_sleeper relies on that).
+    dozing.store(true, std::memory_order_relaxed);
+    g.announce_idle(idle_);
+    bool work = false;
+    for (std::size_t s = slot_begin; s < slot_end && !work; ++s) {
+        mailbox* mb = exec.slots[s].load(std::memory_order_seq_cst);
+        mb->lock.lock();
+        work = !mb->queue->empty();
+        mb->lock.unlock();
+    }
+    // User-thread workers: also look at the mailboxes of workers blocked in
+    // a behaviour (the Dekker pair with block_in_behaviour and wake_owner):
+    // nobody else would take them.
+    std::size_t victim = victim_selector::none;
+    if (!work && exec.user_threads && exec.stealing) victim = blocked_victim_with_work();
+    bool woken = true;
+    if (!work && victim == victim_selector::none) {
+        exec.notify_if_done();  // the announcement's RMW ordered our counts before this
+        if (!exec.shutdown.load(std::memory_order_seq_cst)) {
+            count(stats.parks);
+            idle_sleeping();  // the idle pollers' last word before we stop polling
+            // (A user-thread worker parks its user thread in either call,
+            // idle_group::bind_context.)
+            if (exec.stealing && another_in_batch()) {
+                // A behaviour elsewhere may be blocking its worker with work
+                // queued behind it that only a thief can take: do not sleep
+                // for good, come back to look (one wake-up per period). When
+                // the period ends with nothing a thief could take, sleep on
+                // without withdrawing: we are still announced (the word still
+                // asleep: no waker came), so every sender and thief still
+                // finds us asleep and wakes us or takes the work over, as
+                // during the first period. Withdrawing would make us scan our
+                // range, and take back a hand-off chain an awake worker is
+                // running through it (adoption), splitting it over two cores.
+                // (A user-thread worker's timer wakes it through the word, so
+                // it is not asleep any more and withdraws.)
+                do {
+                    woken = g.sleep_until(idle_, std::chrono::steady_clock::now() +
+                                                     defaults::actors::busy_park_period);
+                } while (!woken && g.asleep(idle_) &&
+                         !exec.shutdown.load(std::memory_order_seq_cst) && !stealable_work());
+            } else {
+                g.sleep(idle_);  // until a sender, thief, helper wake or shutdown wakes us
+            }
+        }
+    }
+    g.withdraw(idle_);  // plain wakes only: we hold no spinner count after it
+    // From here we scan our own range again (adopters may still gulp from
+    // it for a while: harmless, see adopt_dozing).
+    dozing.store(false, std::memory_order_relaxed);
+    adoptable.store(false, std::memory_order_relaxed);  // we scan our range ourselves now
+    if (victim != victim_selector::none) (void)steal_from(victim);
+    return woken;
+}
+
+// Whether a steal attempt could take something now, by steal_from's rule:
+// an awake worker (not dozing: a dozing one's mailboxes are adopted) has
+// two or more waiting mailboxes outside batches, or one while its batch has
+// run long or it is blocked in a behaviour. Relaxed loads: a guess, read by
+// a timed sleeper deciding whether to get up.
+bool worker::stealable_work() const noexcept {
+    const std::uint64_t now = timestamp();
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || w->dozing.load(std::memory_order_relaxed)) continue;
+        unsigned waiting = 0;
+        for (std::size_t s = w->slot_begin; s < w->slot_end && waiting < 2; ++s) {
+            const mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+            if (mb && mb->pending.load(std::memory_order_relaxed) != 0 &&
+                !mb->being_processed.load(std::memory_order_relaxed))
+                ++waiting;
+        }
+        if (waiting >= 2) return true;
+        if (waiting == 0) continue;
+        if (exec.user_threads && w->blocked.load(std::memory_order_relaxed)) return true;
+        const std::uint64_t began = w->batch_began.load(std::memory_order_relaxed);
+        if (began != 0 && now - began > defaults::actors::long_batch_ticks) return true;
+    }
+    return false;
+}
+
+// User-thread workers, after announcing: the first worker blocked in a
+// behaviour (seq_cst load of its flag) with a non-empty mailbox outside its
+// batch (checked under the mailbox's lock), else victim_selector::none.
+// With block_in_behaviour (flag store, then the sleepers load) and a
+// sender (append under the lock, sleepers load, then the flag load in
+// wake_owner): either we see the work here, or the blocker or the sender
+// sees our announcement and wakes a parked worker.
+std::size_t worker::blocked_victim_with_work() noexcept {
+    for (auto& w : exec.workers) {
+        if (w.get() == this || !w->blocked.load(std::memory_order_seq_cst)) continue;
+        for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
+            mailbox* mb = exec.slots[s].load(std::memory_order_seq_cst);
+            if (!mb) continue;  // mid-swap by a thief, who is awake
+            mb->lock.lock();
+            const bool work =
+                !mb->queue->empty() && !mb->being_processed.load(std::memory_order_relaxed);
+            mb->lock.unlock();
+            if (work) return w->index;
+        }
+    }
+    return victim_selector::none;
+}
+
+// Called by park_idle after its announcement (a seq_cst RMW of the group's
+// sleeper count). Dekker pair with flush_before_blocking (a blocking
+// behaviour's worker: batch_began stored, full fence, seq_cst load of that
+// count, any_parked): either that worker sees
+// our announcement and wakes us, or this seq_cst load sees its batch and we
+// park with a timeout. Either way no work stays stranded behind it.
+//
+// User-thread workers: a worker blocked in a behaviour does not count (its
+// mailboxes were just checked by blocked_victim_with_work, under the Dekker
+// pair with block_in_behaviour); one whose behaviour computes (or waits
+// without a troupe primitive) still does.
+bool worker::another_in_batch() const noexcept {
+    for (auto& w : exec.workers) {
+        if (w.get() == this || w->batch_began.load(std::memory_order_seq_cst) == 0) continue;
+        if (exec.user_threads && w->blocked.load(std::memory_order_seq_cst)) continue;
+        return true;
+    }
+    return false;
+}
+
+// Scans the ranges of dozing workers (asleep, or woken and not yet
+// running) as if they were ours: the awake worker gets to the work first.
+// This is stealing without the swap: the mailboxes stay in their owner's
+// range, so when it wakes it scans them again. One worker per actor and
+// FIFO still hold, because they never depended on who scans a mailbox:
+// whoever gulps it sets being_processed under its lock, and nobody gulps
+// it again until that batch is processed and the flag cleared (release,
+// read with acquire by the next gulp, which may be the owner's). A stale
+// or null slot (a thief mid-swap) is harmless for the same reason.
+// relaxed `dozing` loads: a hint, except for a mailbox whose wake we took
+// over (settle_deferred_wake).
+unsigned worker::adopt_dozing() {
+    unsigned busy = 0;
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || !w->dozing.load(std::memory_order_relaxed)) continue;
+        // Only if somebody sent to its range since it was last scanned
+        // (relaxed test first, then the acquire exchange that sees the
+        // senders' appends): an idle range costs one load per pass.
+        if (!w->adoptable.load(std::memory_order_relaxed) ||
+            !w->adoptable.exchange(false, std::memory_order_acq_rel))
+            continue;
+        bool left = false;
+        for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
+            // acquire: as for our own slots (a thief's swap may put a
+            // mailbox here).
+            mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+            if (!mb || mb->pending.load(std::memory_order_relaxed) == 0) continue;
+            if (take(*mb)) {
+                count(stats.adopted);
+                ++busy;
+            } else {
+                left = true;  // in another worker's batch: look again later
+            }
+        }
+        // A waiting mailbox we could not take (its batch holder will not
+        // come back for it): keep the range flagged, so this or another
+        // adopter scans it again, as an unconditional scan would.
+        if (left) w->adoptable.exchange(true, std::memory_order_acq_rel);
+    }
+    return busy;
+}
+
+void worker::maybe_wake_helper() noexcept {
+    // Somebody is parked while nobody is looking for work: let one parked
+    // worker try to steal.
+    if (!exec.any_parked()) return;
+    if (exec.any_spinning()) return;
+    exec.wake_helper(index);
+}
+
+}  // namespace troupe::detail
