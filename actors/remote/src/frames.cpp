@@ -61,41 +61,6 @@ void end_frame(byte_buffer& b) {
 
 // ---------------------------------------------------------------- parsing
 
-bool batch_parser::next(parsed_frame& f) noexcept {
-    if (left_ == 0 || fault_ != frame_fault::none) return false;
-    frame_header h;
-    if (left_ < sizeof h) {
-        fault_ = frame_fault::truncated_header;
-        bad_left_ = left_;
-        return false;
-    }
-    std::memcpy(&h, p_, sizeof h);
-    frame_fault bad = frame_fault::none;
-    // In this order: each check may rely on the ones before (the sizes are
-    // only meaningful once the magic is right; the contents are compared
-    // with a size known to lie inside the batch). 64-bit sums: no overflow.
-    if (h.magic != frame_magic) bad = frame_fault::bad_magic;
-    else if (h.size < sizeof h) bad = frame_fault::too_small;
-    else if (h.size % 8 != 0) bad = frame_fault::misaligned;
-    else if (h.size > left_) bad = frame_fault::past_batch;
-    else if (std::uint64_t{sizeof h} + h.name_len + h.payload_len > h.size)
-        bad = frame_fault::contents_overflow;
-    if (bad != frame_fault::none) {
-        fault_ = bad;
-        bad_ = h;
-        bad_left_ = left_;
-        if (h.magic == frame_magic && sizeof h + std::size_t{h.name_len} <= left_)
-            fault_name_ = std::string_view{p_ + sizeof h, h.name_len};
-        return false;
-    }
-    f.h = h;
-    f.name = std::string_view{p_ + sizeof h, h.name_len};
-    f.payload = p_ + sizeof h + h.name_len;
-    p_ += h.size;
-    left_ -= h.size;
-    return true;
-}
-
 std::string batch_parser::describe(std::string_view from) const {
     const std::string src{from};
     if (fault_ == frame_fault::none) return {};

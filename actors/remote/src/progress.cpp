@@ -25,11 +25,9 @@ std::int64_t clock_ns() noexcept {
 // The engine whose thread this is: it polls in its own loop, and its own
 // park() spin must not count as another thread polling.
 thread_local const engine* engine_thread = nullptr;
-// The last ask sent from this kernel thread (awaited_hook: an OS thread
-// parking for its reply keeps polling for it).
-thread_local const engine* asked_engine = nullptr;
-thread_local std::uint64_t asked_id = 0;
 }  // namespace
+
+constinit thread_local asked_ask last_ask{};
 
 void progress::start() {
     poller_ = troupe::detail::idle_poller{&progress::poll_hook, &progress::sleeping_hook, this,
@@ -60,11 +58,6 @@ void progress::stop() noexcept {
     waker.force();
     wake_delegated();  // or it sleeps while others poll: quit_ is set first
     thread_.join();
-}
-
-void progress::note_ask(const engine& e, std::uint64_t id) noexcept {
-    asked_engine = &e;
-    asked_id = id;
 }
 
 void progress::run() noexcept {
@@ -164,8 +157,8 @@ bool progress::awaited_hook(void* self) noexcept {
     // spin). Other threads parking meanwhile (an idle worker of this rank)
     // do not: one spinning thread per rank.
     auto* p = static_cast<progress*>(self);
-    if (engine_thread == &p->e_ || asked_engine != &p->e_) return false;
-    return p->e_.ask_pending(asked_id);
+    if (engine_thread == &p->e_ || last_ask.e != &p->e_) return false;
+    return p->e_.ask_pending(last_ask.id);
 }
 
 void progress::sleeping_hook(void* self) noexcept {

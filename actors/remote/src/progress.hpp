@@ -84,6 +84,15 @@ public:
     std::atomic<bool> kicked_{false};
 };
 
+/// The last ask sent from a kernel thread: an OS thread parking for its
+/// reply keeps polling for it (progress::awaited_hook). One thread-local
+/// (one TLS lookup on the ask path).
+struct asked_ask {
+    const engine* e = nullptr;
+    std::uint64_t id = 0;
+};
+extern constinit thread_local asked_ask last_ask;
+
 class progress {
 public:
     explicit progress(engine& e) noexcept : e_(e) {}
@@ -106,7 +115,7 @@ public:
     std::atomic<bool> spin_freely{true};
 
     /// The calling OS thread sent ask `id` last (awaited_hook).
-    static void note_ask(const engine& e, std::uint64_t id) noexcept;
+    static void note_ask(const engine& e, std::uint64_t id) noexcept { last_ask = {&e, id}; }
     /// Wakes the engine thread if it stepped aside for pollers.
     void wake_delegated() noexcept;
 
