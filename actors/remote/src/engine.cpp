@@ -136,14 +136,6 @@ pending_reply::pending_reply(engine& e, int from_rank, std::uint64_t ask_token) 
 
 namespace {
 
-std::string demangle(const char* mangled) {
-    int st = 0;
-    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &st);
-    std::string s = (st == 0 && d) ? d : mangled;
-    std::free(d);
-    return s;
-}
-
 // The type name and what() of the exception being handled.
 std::pair<std::string, std::string> describe_current() {
     std::pair<std::string, std::string> r;
@@ -181,7 +173,8 @@ void lock_no_switch(troupe::spinlock& l) noexcept {
 
 void describe_current_exception(std::string& type, std::string& what) {
     type = "unknown exception";
-    if (const std::type_info* t = abi::__cxa_current_exception_type()) type = demangle(t->name());
+    if (const std::type_info* t = abi::__cxa_current_exception_type())
+        type = troupe::detail::demangle(t->name());
     try {
         throw;
     } catch (const std::exception& e) {
