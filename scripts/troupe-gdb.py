@@ -7,7 +7,7 @@
 #                         from the context it saved when it switched out
 #
 # Works without debug information: the library exports `troupe_debug_layout`
-# (core/src/registry.cpp), the registry's address and the offsets of the
+# (core/src/diag/registry.cpp), the registry's address and the offsets of the
 # fields read here. troupe-bt needs a live process (it points the selected
 # thread's registers at the saved context for one `bt`, then restores them)
 # and knows the x86-64 System V context layout of Boost.Context's

@@ -96,20 +96,12 @@ void worker_access::unlink_settled(actor& a) noexcept {
 
 // ---------------------------------------------------------------- behaviour exceptions
 
-std::string demangled(const char* mangled) {
-    int status = 0;
-    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-    std::string s = status == 0 && d ? d : mangled;
-    std::free(d);
-    return s;
-}
-
 allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
     try {
         behaviour_exception info{a,  user_type_name(names.actor), user_type_name(names.message), {},
                                  {}, std::current_exception()};
         if (const std::type_info* t = abi::__cxa_current_exception_type())
-            info.exception_type = user_type_name(demangled(t->name()));
+            info.exception_type = user_type_name(demangle(t->name()));
         try {
             throw;
         } catch (const std::exception& x) {

@@ -1,6 +1,5 @@
 // actor_system, the default system and the thesis-style start/stop
 // functions; the reports of a stop that keeps waiting.
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <atomic>
@@ -54,8 +53,6 @@ executor* default_executor() noexcept {
     return s ? &s->impl() : nullptr;
 }
 
-std::string demangled(const char* mangled);  // actor.cpp
-
 namespace {
 
 // Survivors of a running system, by type. A mailbox's registry is touched
@@ -85,7 +82,7 @@ stop_report survivors_now(executor& ex) {
         mb.lock.unlock();
     }
     std::map<std::string, std::size_t> by_name;
-    for (auto& [t, n] : by_type) by_name[user_type_name(demangled(t->name()))] += n;
+    for (auto& [t, n] : by_type) by_name[user_type_name(demangle(t->name()))] += n;
     for (auto& [t, n] : by_name) r.survivors.push_back({t, n});
     std::stable_sort(r.survivors.begin(), r.survivors.end(),
                      [](const survivor& a, const survivor& b) { return a.count > b.count; });

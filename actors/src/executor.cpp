@@ -2,7 +2,6 @@
 #include "executor.hpp"
 #include "troupe/detail/trace.hpp"
 
-#include <cxxabi.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/error.hpp"
+#include "troupe/knobs.hpp"
 #include "troupe/topology.hpp"
 
 namespace troupe::detail {
@@ -40,7 +40,7 @@ struct worker_environment {
 const worker_environment& environment() {
     static const worker_environment env = [] {
         worker_environment e;
-        const char* v = std::getenv("TROUPE_ACTOR_WORKERS");
+        const char* v = knobs::value(knobs::actor_workers);
         if (!v) return e;
         const std::string s{v};
         const std::string prefix = "user_threads";
@@ -85,14 +85,6 @@ executor_config resolve(executor_config c, const void* who) {
     if (!c.worker_pu.empty() && c.worker_pu.size() != c.workers) c.worker_pu.clear();
     if (c.placement_run == 0) c.placement_run = 1;
     return c;
-}
-
-std::string demangle(const char* mangled) {
-    int status = 0;
-    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-    std::string s = status == 0 && d ? d : mangled;
-    std::free(d);
-    return s;
 }
 
 }  // namespace

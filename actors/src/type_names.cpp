@@ -1,5 +1,8 @@
 // Type names as users write them, from the compiler's spellings (reports
 // and dumps name actor and message types; troupe/detail/type_name.hpp).
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -97,6 +100,14 @@ std::string class_of_constructor(std::string_view fn) {
     std::size_t qs = start;
     while (qs >= 2 && cls[qs - 1] == ':' && cls[qs - 2] == ':') qs = component_begin(cls, qs - 2);
     return user_type_name(std::string_view{cls}.substr(qs));
+}
+
+std::string demangle(const char* mangled) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string s = status == 0 && d ? d : mangled;
+    std::free(d);
+    return s;
 }
 
 }  // namespace troupe::detail

@@ -3,16 +3,16 @@
 // the calling user thread parks (docs/io.md "Blocking calls").
 //
 // Calls are records on their callers' stacks, queued intrusively: the pool
-// allocates nothing per call. Helpers are started on demand (pthread, no
-// heap block) up to defaults::io::blocking_threads, and idle ones sleep on
-// a condition variable; they live until the process exits.
-#include <pthread.h>
+// allocates nothing per call. Helpers are started on demand (service
+// threads: no heap block, every signal blocked) up to max_helpers, and
+// idle ones sleep on a condition variable; they live until the process
+// exits.
 
 #include <condition_variable>
-#include <csignal>
 #include <mutex>
 
 #include "engine.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/detail/wait_reason.hpp"
 #include "troupe/thread.hpp"
 
@@ -62,16 +62,7 @@ struct pool {
     void submit(call_record& c) {
         std::unique_lock g{m};
         if (idle == 0 && helpers.load(std::memory_order_relaxed) < max_helpers) {
-            pthread_t t;
-            pthread_attr_t a;
-            pthread_attr_init(&a);
-            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_SETMASK, &all, &old);
-            const int rc = pthread_create(&t, &a, &helper_main, this);
-            pthread_sigmask(SIG_SETMASK, &old, nullptr);
-            pthread_attr_destroy(&a);
+            const int rc = troupe::detail::start_service_thread(&helper_main, this);
             if (rc == 0) ++helpers;
             else if (helpers == 0)
                 throw std::system_error(rc, std::generic_category(),

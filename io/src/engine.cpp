@@ -4,14 +4,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,9 +19,11 @@
 
 #include "troupe/config.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/wake_source.hpp"
+#include "troupe/knobs.hpp"
 
 #if defined(TROUPE_HAS_IO_URING)
 #include <liburing.h>
@@ -383,16 +383,7 @@ bool ready_clause::on_selected(select_node&) {
 namespace {
 
 void block_signals_and_start(void* (*fn)(void*), void* arg) {
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    const int rc = pthread_create(&t, &a, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    pthread_attr_destroy(&a);
+    const int rc = troupe::detail::start_service_thread(fn, arg);
     if (rc != 0) throw error(rc, "start the io poller thread", -1);
 }
 
@@ -632,7 +623,7 @@ union engine_storage {
 std::once_flag start_once;
 
 engine* start_engine() {
-    const char* want = std::getenv("TROUPE_IO");
+    const char* want = knobs::value(knobs::io);
     bool uring = io_uring_built();
     if (want && *want) {
         if (std::strcmp(want, "epoll") == 0) {

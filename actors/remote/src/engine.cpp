@@ -13,6 +13,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "troupe/detail/type_name.hpp"
 #include "troupe/remote/remote_defaults.hpp"
 #include "troupe/thread.hpp"
 
@@ -43,12 +44,8 @@ pending_reply::pending_reply(engine& e, int from_rank, std::uint64_t ask_token) 
 
 void describe_current_exception(std::string& type, std::string& what) {
     type = "unknown exception";
-    if (const std::type_info* t = abi::__cxa_current_exception_type()) {
-        int st = 0;
-        char* d = abi::__cxa_demangle(t->name(), nullptr, nullptr, &st);
-        type = (st == 0 && d) ? d : t->name();
-        std::free(d);
-    }
+    if (const std::type_info* t = abi::__cxa_current_exception_type())
+        type = troupe::detail::demangle(t->name());
     try {
         throw;
     } catch (const std::exception& e) {

@@ -22,6 +22,8 @@
 #include <cstring>
 #include <string>
 
+#include "troupe/knobs.hpp"
+
 namespace troupe {
 
 /// Counters of one channel, or totals over several.
@@ -103,9 +105,9 @@ private:
                      (unsigned long long)s.channels, format_channel_counts(s).c_str());
     }
     static channel_statistics_report from_environment() noexcept {
-        const char* e = std::getenv("TROUPE_CHANNEL_STATISTICS");
-        if (e && std::strcmp(e, "per_channel") == 0) return channel_statistics_report::per_channel;
-        if (e && std::strcmp(e, "off") == 0) return channel_statistics_report::off;
+        if (knobs::is(knobs::channel_statistics, "per_channel"))
+            return channel_statistics_report::per_channel;
+        if (knobs::is(knobs::channel_statistics, "off")) return channel_statistics_report::off;
         return channel_statistics_report::totals_at_exit;
     }
 

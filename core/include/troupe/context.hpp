@@ -58,7 +58,7 @@ private:
     // What this context waits on (troupe/detail/wait_reason.hpp), written
     // by itself on the slow path that parks; read by dumps and debuggers.
     detail::wait_reason wait_;
-    // The registry's view (core/src/registry.cpp): a process-unique id (0:
+    // The registry's view (core/src/diag/registry.cpp): a process-unique id (0:
     // not registered), a user-set name, links of the registry's lists.
     std::uint64_t id_ = 0;
     std::atomic<const char*> name_{nullptr};

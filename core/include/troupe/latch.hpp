@@ -25,12 +25,15 @@
 
 namespace troupe {
 
-class latch {
+/// Besides the members below, wait(), wait(stop_token), count(),
+/// waiters(), name() and the select protocol, from detail::countdown_waits
+/// (troupe/detail/countdown.hpp).
+class latch : public detail::countdown_waits {
 public:
     /// A latch expecting `expected` count-downs; `name` (not copied) names
     /// it in dumps and misuse reports.
     explicit latch(std::size_t expected, const char* name = nullptr) noexcept
-        : c_(expected, "latch", name) {}
+        : countdown_waits(expected, "latch", name) {}
     latch(const latch&) = delete;
     latch& operator=(const latch&) = delete;
 
@@ -48,34 +51,11 @@ public:
     /// Whether the counter is zero (acquire: the count-downs' writes are
     /// visible when it is). Never blocks; nothrow.
     bool try_wait() const noexcept { return c_.count() == 0; }
-    /// Parks until the counter is zero. Throws nothing.
-    void wait() const { c_.wait(); }
-    /// As wait(), but throws `cancelled` if `tok` is stopped first (nothing
-    /// changed).
-    void wait(const stop_token& tok) const { c_.wait(tok); }
     /// count_down(n), then wait().
     void arrive_and_wait(std::size_t n = 1) {
         count_down(n);
         c_.wait();
     }
-
-    /// The counter now (a snapshot).
-    std::size_t count() const noexcept { return c_.count(); }
-    /// Threads (and select clauses) waiting now (a snapshot).
-    std::size_t waiters() const noexcept { return c_.waiters(); }
-    const char* name() const noexcept { return c_.name(); }
-
-    /// Selectable: available once the counter is zero. nothrow.
-    bool register_select(select_node& n) noexcept { return c_.register_select(n); }
-    bool unregister_select(select_node& n) noexcept { return c_.unregister_select(n); }
-    bool on_selected(select_node& n) noexcept { return c_.on_selected(n); }
-    bool select_ready_hint() const noexcept { return c_.select_ready_hint(); }
-    const char* select_kind() const noexcept { return "latch"; }
-    const char* select_name() const noexcept { return c_.name(); }
-    const void* select_resource() const noexcept { return &c_; }
-
-private:
-    mutable detail::countdown c_;
 };
 
 static_assert(selectable<latch>);

@@ -29,12 +29,15 @@
 
 namespace troupe {
 
-class wait_group {
+/// Besides the members below, wait(), wait(stop_token), count(),
+/// waiters(), name() and the select protocol, from detail::countdown_waits
+/// (troupe/detail/countdown.hpp).
+class wait_group : public detail::countdown_waits {
 public:
     /// A group with counter `initial`; `name` (not copied) names it in dumps
     /// and misuse reports.
     explicit wait_group(std::size_t initial = 0, const char* name = nullptr) noexcept
-        : c_(initial, "wait_group", name) {}
+        : countdown_waits(initial, "wait_group", name) {}
     wait_group(const wait_group&) = delete;
     wait_group& operator=(const wait_group&) = delete;
 
@@ -48,31 +51,6 @@ public:
     void done() {
         c_.count_down(1, "done() without a matching add() (the counter would go negative)");
     }
-    /// Parks until the counter is zero (returns at once if it is). The
-    /// writes of every task before its done() are visible afterwards.
-    /// Throws nothing.
-    void wait() { c_.wait(); }
-    /// As wait(), but throws `cancelled` if `tok` is stopped before the
-    /// counter reaches zero (nothing changed: the group is not affected).
-    void wait(const stop_token& tok) { c_.wait(tok); }
-
-    /// The counter now (a snapshot).
-    std::size_t count() const noexcept { return c_.count(); }
-    /// Threads (and select clauses) waiting now (a snapshot).
-    std::size_t waiters() const noexcept { return c_.waiters(); }
-    const char* name() const noexcept { return c_.name(); }
-
-    /// Selectable: available while the counter is zero. nothrow.
-    bool register_select(select_node& n) noexcept { return c_.register_select(n); }
-    bool unregister_select(select_node& n) noexcept { return c_.unregister_select(n); }
-    bool on_selected(select_node& n) noexcept { return c_.on_selected(n); }
-    bool select_ready_hint() const noexcept { return c_.select_ready_hint(); }
-    const char* select_kind() const noexcept { return "wait_group"; }
-    const char* select_name() const noexcept { return c_.name(); }
-    const void* select_resource() const noexcept { return &c_; }
-
-private:
-    detail::countdown c_;
 };
 
 static_assert(selectable<wait_group>);

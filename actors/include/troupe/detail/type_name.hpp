@@ -24,6 +24,10 @@ constexpr std::string_view type_name() noexcept {
 /// arguments. For reports (allocates).
 std::string user_type_name(std::string_view spelling);
 
+/// The demangled spelling of a mangled name (a `std::type_info::name()`),
+/// or `mangled` itself when it cannot be demangled. For reports (allocates).
+std::string demangle(const char* mangled);
+
 /// The class name in a constructor's source_location function name, as the
 /// user wrote it ("ns::my_actor::my_actor(int)" -> "ns::my_actor",
 /// "f()::lonely::lonely()" -> "lonely").

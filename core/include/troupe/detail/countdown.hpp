@@ -90,4 +90,43 @@ private:
     const char* name_;
 };
 
+/// What wait_group and latch share: waiting for the count to reach zero,
+/// selecting on it, and looking at it. Their own members add and count
+/// down.
+class countdown_waits {
+public:
+    /// Parks until the counter is zero (returns at once if it is). The
+    /// writes before every count-down are visible afterwards. Throws
+    /// nothing.
+    void wait() const { c_.wait(); }
+    /// As wait(), but throws `cancelled` if `tok` is stopped before the
+    /// counter reaches zero (nothing changed: the counter is not affected).
+    void wait(const stop_token& tok) const { c_.wait(tok); }
+
+    /// The counter now (a snapshot; acquire: zero means every count-down's
+    /// writes are visible). nothrow.
+    std::size_t count() const noexcept { return c_.count(); }
+    /// Threads (and select clauses) waiting now (a snapshot). nothrow.
+    std::size_t waiters() const noexcept { return c_.waiters(); }
+    /// The name given at construction, or nullptr.
+    const char* name() const noexcept { return c_.name(); }
+
+    /// Selectable: available while the counter is zero; the clause takes
+    /// nothing. nothrow.
+    bool register_select(select_node& n) noexcept { return c_.register_select(n); }
+    bool unregister_select(select_node& n) noexcept { return c_.unregister_select(n); }
+    bool on_selected(select_node& n) noexcept { return c_.on_selected(n); }
+    bool select_ready_hint() const noexcept { return c_.select_ready_hint(); }
+    const char* select_kind() const noexcept { return c_.select_kind(); }
+    const char* select_name() const noexcept { return c_.name(); }
+    const void* select_resource() const noexcept { return &c_; }
+
+protected:
+    countdown_waits(std::size_t initial, const char* kind, const char* name) noexcept
+        : c_(initial, kind, name) {}
+    ~countdown_waits() = default;
+
+    mutable countdown c_;
+};
+
 }  // namespace troupe::detail

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: the pieces of fork-join (troupe/parallel.hpp) that its templates
 // inline: a task, a worker's task deque, forking and reclaiming. The design
-// is in docs/forkjoin.md; the out-of-line half is core/src/fork_join.cpp.
+// is in docs/forkjoin.md; the out-of-line half is core/src/sched/fork_join.cpp.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

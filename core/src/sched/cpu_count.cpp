@@ -2,12 +2,14 @@
 // environment override.
 #include <sched.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "troupe/knobs.hpp"
 #include "troupe/topology.hpp"
 
 namespace troupe {
@@ -116,11 +118,8 @@ std::size_t affinity_cpu_count() noexcept {
 }
 
 std::size_t available_concurrency() noexcept {
-    if (const char* env = std::getenv("TROUPE_PROCESSORS")) {
-        char* end = nullptr;
-        const long n = std::strtol(env, &end, 10);
-        if (end != env && n > 0) return static_cast<std::size_t>(n);
-    }
+    if (const long n = knobs::get_or(knobs::processors, 0, LONG_MAX); n > 0)
+        return static_cast<std::size_t>(n);
     const std::size_t cpus = affinity_cpu_count();
     std::optional<double> limit;
     try {

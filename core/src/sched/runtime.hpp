@@ -59,6 +59,12 @@ struct eh_state {
 // The running kernel thread's exception state.
 eh_state* current_eh_state() noexcept;
 
+// The user thread this kernel thread is running, or nullptr: set by
+// processor::run_fiber around each switch into a fiber, so this_context()
+// is one TLS load (it sits on every lock fast path) instead of asking the
+// processor. constinit: no TLS wrapper call on access from other files.
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local context* tls_running;
+
 // What a fiber asks its scheduler to do once it is off its stack.
 enum class post_action : std::uint8_t { none, park, yield, finish };
 
@@ -160,7 +166,7 @@ public:
     void request_retire() noexcept;
     void request_stop() noexcept;
 
-    // Guests (core/src/lending.cpp): a processor object that an OS thread
+    // Guests (core/src/sched/lending.cpp): a processor object that an OS thread
     // blocked in park() runs as while it lends its kernel thread to the
     // cluster. Not in the cluster's slots or idle group (nobody steals from
     // it or wakes it); it takes pushes only from its own kernel thread, and
@@ -189,6 +195,9 @@ private:
     friend void resume_on(fiber* self, void* from_fctx, processor* p) noexcept;
     void run() noexcept;
     void run_fiber(fiber* f) noexcept;
+    // Closes the ready queue and hands its threads and the hand-off slot's
+    // to the cluster (processor.cpp: the queue-retirement invariant).
+    void close_queue() noexcept;
     fiber* pop() noexcept;
     fiber* take_local() noexcept;
     fiber* steal_queued_from(processor& victim) noexcept;
@@ -327,5 +336,9 @@ void lend_kernel_thread(context& self) noexcept;
 // The cluster this OS thread lends itself to (the innermost live
 // troupe::lend_while_blocked), or nullptr.
 cluster_impl* lending_to() noexcept;
+
+// Called on a fiber's stack right after it (re)gains the CPU from processor
+// `p`, whose scheduler context is `from_fctx` (processor_switch.cpp).
+void resume_on(fiber* self, void* from_fctx, processor* p) noexcept;
 
 }  // namespace troupe::detail

@@ -1,6 +1,6 @@
 // The registry of clusters, user threads and waiting OS threads, thread
 // names, and the wait-for graph's edges (registry.hpp).
-#include "registry.hpp"
+#include "diag/registry.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>

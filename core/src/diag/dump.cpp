@@ -12,7 +12,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "dump_snapshot.hpp"
+#include "diag/dump_snapshot.hpp"
 #include "troupe/cluster.hpp"
 
 namespace troupe::detail {

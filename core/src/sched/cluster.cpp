@@ -1,16 +1,18 @@
 // Clusters: pools of processors, resizing and placement. The wake rule is
 // the cluster's idle group's (idle_group.cpp).
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "registry.hpp"
-#include "runtime.hpp"
+#include "diag/registry.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"
+#include "troupe/knobs.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
 
@@ -22,23 +24,19 @@ namespace detail {
 namespace {
 // A non-negative duration setting: the option if given, else the
 // environment variable (microseconds), else the default.
-std::int64_t setting_ns(std::chrono::nanoseconds option, const char* env,
+std::int64_t setting_ns(std::chrono::nanoseconds option, const knobs::knob& env,
                         std::chrono::microseconds fallback) noexcept {
     if (option.count() >= 0) return option.count();
-    if (const char* v = std::getenv(env)) {
-        char* end = nullptr;
-        const long us = std::strtol(v, &end, 10);
-        if (end != v && us >= 0) return static_cast<std::int64_t>(us) * 1000;
-    }
+    if (const long us = knobs::get_or(env, -1, LONG_MAX / 1000); us >= 0)
+        return static_cast<std::int64_t>(us) * 1000;
     return std::chrono::nanoseconds(fallback).count();
 }
 
 schedule_settings resolve(const cluster_options& o) noexcept {
     schedule_settings s{};
-    s.idle_spin_ns = setting_ns(o.idle_spin, "TROUPE_IDLE_SPIN_US", defaults::core::idle_spin);
+    s.idle_spin_ns = setting_ns(o.idle_spin, knobs::idle_spin_us, defaults::core::idle_spin);
     s.handoff_grace_ns = std::max<std::int64_t>(
-        1000,
-        setting_ns(o.handoff_grace, "TROUPE_HANDOFF_GRACE_US", defaults::core::handoff_grace));
+        1000, setting_ns(o.handoff_grace, knobs::handoff_grace_us, defaults::core::handoff_grace));
     s.handoff_watch_ns = std::max<std::int64_t>(
         s.handoff_grace_ns, std::chrono::nanoseconds(defaults::core::handoff_watch_max).count());
     s.handoff_streak = defaults::core::handoff_streak;

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "registry.hpp"
-#include "runtime.hpp"
+#include "diag/registry.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/cluster.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/wait_word.hpp"

@@ -8,8 +8,8 @@
 #include <system_error>
 #include <thread>
 
-#include "registry.hpp"
-#include "runtime.hpp"
+#include "diag/registry.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/config.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/trace.hpp"

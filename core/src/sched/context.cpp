@@ -1,5 +1,7 @@
-// park/unpark, context switching and the making of a user thread (its
-// start, join and the this_thread helpers are in thread_life.cpp).
+// park/unpark, the OS-thread park spin, and the making of a user thread (its
+// start, join and the this_thread helpers are in thread_life.cpp; a
+// processor's switches into and out of its user threads in
+// processor_switch.cpp).
 #include <boost/context/detail/fcontext.hpp>
 
 #include <algorithm>
@@ -11,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "registry.hpp"
-#include "runtime.hpp"
+#include "diag/registry.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/config.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/block_hook.hpp"
@@ -22,15 +24,8 @@
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/error.hpp"
+#include "troupe/knobs.hpp"
 #include "troupe/topology.hpp"
-
-#if defined(TROUPE_ASAN)
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
-#if defined(TROUPE_TSAN)
-#include <sanitizer/tsan_interface.h>
-#endif
 
 namespace bctx = boost::context::detail;
 
@@ -42,15 +37,14 @@ extern "C" __cxa_eh_globals* __cxa_get_globals() noexcept;
 namespace troupe {
 namespace detail {
 
+// Declared in sched/runtime.hpp.
+[[gnu::tls_model("initial-exec")]] constinit thread_local context* tls_running = nullptr;
+
 namespace {
 // initial-exec: a direct %fs-relative access instead of __tls_get_addr.
 // constinit: constant-initialised, so no TLS guard and no __tls_get_addr on
 // each access (this_context() sits on every lock and unlock path).
 [[gnu::tls_model("initial-exec")]] constinit thread_local os_context tls_os_context;
-// The user thread this kernel thread is running, or nullptr: set by
-// run_fiber around each switch into a fiber, so this_context() is one TLS
-// load (it sits on every lock fast path) instead of asking the processor.
-[[gnu::tls_model("initial-exec")]] thread_local context* tls_running = nullptr;
 
 struct block_hook {
     block_hook_fn fn = nullptr;
@@ -66,12 +60,8 @@ bool multi_core() noexcept {
 }
 
 int initial_park_spins() noexcept {
-    if (const char* v = std::getenv("TROUPE_PARK_SPIN")) {
-        char* end = nullptr;
-        const long n = std::strtol(v, &end, 10);
-        if (end != v && n >= 0) return static_cast<int>(std::min<long>(n, 1 << 24));
-    }
-    return defaults::core::os_park_spins;
+    return static_cast<int>(
+        knobs::get_or(knobs::park_spin, defaults::core::os_park_spins, 1 << 24));
 }
 
 // The process-wide policy (relaxed: a setting, read once per park).
@@ -175,37 +165,9 @@ eh_state* current_eh_state() noexcept {
     return p ? p->current : nullptr;
 }
 
-// Called on a fiber's stack right after it (re)gains the CPU from processor
-// `p`, whose scheduler context is `from_fctx`.
-void resume_on(fiber* self, void* from_fctx, processor* p) noexcept {
-    p->sched_fctx = from_fctx;
-#if defined(TROUPE_ASAN)
-    const void* bottom = nullptr;
-    std::size_t size = 0;
-    __sanitizer_finish_switch_fiber(self->asan_fake_stack, &bottom, &size);
-    p->sched_stack_bottom = const_cast<void*>(bottom);
-    p->sched_stack_size = size;
-#endif
-    self->last = p;
-}
-
-void processor::switch_out(fiber* self, post_action a) noexcept {
-    processor* p = self->last;
-    p->action = a;
-#if defined(TROUPE_ASAN)
-    // A finishing fiber passes nullptr so ASan frees its fake stack.
-    __sanitizer_start_switch_fiber(a == post_action::finish ? nullptr : &self->asan_fake_stack,
-                                   p->sched_stack_bottom, p->sched_stack_size);
-#endif
-#if defined(TROUPE_TSAN)
-    __tsan_switch_to_fiber(p->tsan_self, 0);
-#endif
-    bctx::transfer_t t = bctx::jump_fcontext(p->sched_fctx, nullptr);
-    // Resumed, possibly by another processor: it passed itself as data.
-    resume_on(self, t.fctx, static_cast<processor*>(t.data));
-}
-
 namespace {
+// A new user thread's first code: runs its callable, keeps what it throws
+// for join(), and switches out for the last time.
 void fiber_main(bctx::transfer_t t) noexcept {
     auto* p = static_cast<processor*>(t.data);
     fiber* self = p->current;
@@ -221,103 +183,6 @@ void fiber_main(bctx::transfer_t t) noexcept {
 }
 }  // namespace
 
-void processor::fiber_entry_finish(fiber* self) {
-    switch_out(self, post_action::finish);
-    __builtin_unreachable();  // the scheduler never resumes a finished fiber
-}
-
-void processor::run_fiber(fiber* f) noexcept {
-    for (;;) {
-        current = f;
-        f->last = this;
-        // A runtime's hooks (the actor executor's user-thread workers keep
-        // their kernel-thread-local state with them), called on the
-        // scheduler's stack, outside the sanitizers' switch annotations.
-        if (const user_thread_hooks* h = f->hooks) [[unlikely]]
-            h->switched_in(f->hooks_arg);
-#if defined(TROUPE_ASAN)
-        __sanitizer_start_switch_fiber(&sched_fake_stack, f->stack_low, f->stack_usable);
-#endif
-#if defined(TROUPE_TSAN)
-        __tsan_switch_to_fiber(f->tsan_fiber, 0);
-#endif
-        // The exception state and errno belong to the thread, not to the
-        // kernel thread: install the fiber's (empty on its first entry) for
-        // the time it runs and take it back when it switches out, wherever
-        // it ran before. A finished fiber's state is empty (fiber_main
-        // handled everything), so nothing leaks at the last exit.
-        // Both addresses are fixed for the kernel thread's life: look them
-        // up once (each is a call into the C runtime), then the swap is a
-        // few loads and stores.
-        if (!eh_) {
-            eh_ = current_eh_state();
-            errno_ = &errno;
-        }
-        // The scheduler loop itself never runs inside a handler or during
-        // unwinding and does not read errno, so its own state is empty and
-        // needs no saving: install the fiber's, take it back, leave empty.
-        *eh_ = f->eh;
-        *errno_ = f->saved_errno;
-        // The execution trace's run slice (docs/trace.md): one flag load when off.
-        const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
-        tls_running = f;
-        shown.store(f, std::memory_order_relaxed);  // for dumps
-        bctx::transfer_t t = bctx::jump_fcontext(f->fctx, this);
-        shown.store(nullptr, std::memory_order_relaxed);
-        tls_running = nullptr;
-        if (trace_t0) [[unlikely]]
-            trace::run_slice(f, trace_t0, static_cast<trace::slice_end>(action));
-        f->saved_errno = *errno_;
-        f->eh = *eh_;
-        *eh_ = eh_state{};
-#if defined(TROUPE_ASAN)
-        __sanitizer_finish_switch_fiber(sched_fake_stack, nullptr, nullptr);
-#endif
-        // The fiber may have changed its hooks while it ran (it alone sets them).
-        if (const user_thread_hooks* h = f->hooks) [[unlikely]]
-            h->switched_out(f->hooks_arg);
-        f->fctx = t.fctx;
-        current = nullptr;
-#if defined(TROUPE_STATISTICS)
-        counters.switches.fetch_add(1, std::memory_order_relaxed);
-#endif
-        switch (std::exchange(action, post_action::none)) {
-        case post_action::park: {
-            // The fiber is off its stack now, so an unparker may reschedule it
-            // (on any processor) as soon as it sees `parked`. If a permit was
-            // banked meanwhile, consume it and run the fiber again at once.
-            std::uint32_t expected = context::running;
-            if (f->state_.compare_exchange_strong(expected, context::parked,
-                                                  std::memory_order_acq_rel))
-                return;
-            f->state_.store(context::running, std::memory_order_relaxed);
-            continue;
-        }
-        case post_action::yield:
-            if (!push(f, true)) owner.schedule(f);
-            return;
-        case post_action::finish: {
-#if defined(TROUPE_TSAN)
-            __tsan_destroy_fiber(f->tsan_fiber);
-#endif
-            // Count the thread finished before the joiner can see it done, so
-            // live_threads() is exact once join() returns. (The cluster
-            // cannot be destroyed under us: its destructor joins this kernel
-            // thread first.)
-            f->home->thread_finished();
-            // After the exchange the joiner may free the fiber: touch it no more.
-            context* j = f->joiner.exchange(done_marker, std::memory_order_acq_rel);
-            if (j) wake_joiner(j);
-            return;
-        }
-        case post_action::none: return;
-        }
-    }
-}
-
-}  // namespace detail
-
-namespace detail {
 // unpark's OS-thread wake, recording the trace's wake (out of line: the
 // untraced path stays one flag test). The address only, as a key: the
 // context may be gone already.

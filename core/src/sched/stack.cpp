@@ -6,7 +6,7 @@
 #include <system_error>
 #include <vector>
 
-#include "runtime.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/defaults.hpp"
 
 #if defined(TROUPE_ASAN)

@@ -20,12 +20,14 @@
 #include <sstream>
 #include <string>
 
-#include "dump_snapshot.hpp"
+#include "diag/dump_snapshot.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/wake_source.hpp"
 #include "troupe/dump.hpp"
+#include "troupe/knobs.hpp"
 
 namespace troupe::detail {
 
@@ -233,19 +235,10 @@ void* watch_main(void*) {
 }
 
 void start_thread() noexcept {
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    // Block every signal in the watch thread (the dump signal goes to any
+    // Every signal blocked in the watch thread (the dump signal goes to any
     // other thread; the handler only wakes us).
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    if (pthread_create(&t, &a, &watch_main, nullptr) == 0)
+    if (start_service_thread(&watch_main, nullptr) == 0)
         thread_running.store(true, std::memory_order_release);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    pthread_attr_destroy(&a);
 }
 }  // namespace
 
@@ -253,12 +246,10 @@ void watch_init_once() noexcept {
     static std::once_flag once;
     std::call_once(once, [] {
         on_deadlock m = on_deadlock::abort;
-        if (const char* v = std::getenv("TROUPE_DEADLOCK")) {
-            if (std::strcmp(v, "off") == 0) m = on_deadlock::off;
-            else if (std::strcmp(v, "report") == 0) m = on_deadlock::report;
-        }
+        if (knobs::is(knobs::deadlock, "off")) m = on_deadlock::off;
+        else if (knobs::is(knobs::deadlock, "report")) m = on_deadlock::report;
         mode.store(m, std::memory_order_relaxed);
-        const char* sv = std::getenv("TROUPE_DUMP_SIGNAL");
+        const char* sv = knobs::value(knobs::dump_signal);
         const int sig = signal_number(sv);
         if (sv && *sv && !sig)
             std::fprintf(stderr, "troupe: TROUPE_DUMP_SIGNAL=%s names no signal; ignored\n", sv);

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/dump_section.hpp"
 #include "troupe/detail/wait_reason.hpp"

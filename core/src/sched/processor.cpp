@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "registry.hpp"
-#include "runtime.hpp"
+#include "diag/registry.hpp"
+#include "sched/runtime.hpp"
 #include "troupe/defaults.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
@@ -363,23 +363,35 @@ void processor::run() noexcept {
     }
     // A waker may have counted on us; we leave, so pass the duty on.
     owner.idlers.stop_spinning(idle_);
-    if (retire_.load(std::memory_order_acquire)) {
-        // Close the queue, then hand what is left to the active processors.
-        qlock_.lock();
-        retired_ = true;
-        fiber* list = head_;
-        head_ = tail_ = nullptr;
-        qsize_.store(0, std::memory_order_relaxed);
-        qlock_.unlock();
-        if (fiber* next = runnext_.exchange(nullptr, std::memory_order_acq_rel))
-            owner.schedule(next);
-        while (list) {
-            fiber* next = list->ready_next;
-            owner.schedule(list);
-            list = next;
-        }
-    }
+    if (retire_.load(std::memory_order_acquire)) close_queue();
     tls_processor = nullptr;
+}
+
+// Queue retirement, the one place it is done (a retiring processor, above;
+// a guest that stops lending, lending.cpp).
+//
+// Invariant: no ready thread is stranded on a closed processor. retired_ is
+// set under qlock_, and push() tests it under qlock_, so a pusher either
+// queued its thread before the close (the thread is in the list taken here
+// and handed to the cluster) or sees retired_ and places it elsewhere.
+// Only this processor's own kernel thread places into the hand-off slot
+// (hand_off), and it is the caller here and runs no user thread until the
+// queue is open again, so the slot, emptied by the exchange after the
+// close, stays empty; a thief that wins the exchange's race runs the
+// thread itself.
+void processor::close_queue() noexcept {
+    qlock_.lock();
+    retired_ = true;
+    fiber* list = head_;
+    head_ = tail_ = nullptr;
+    qsize_.store(0, std::memory_order_relaxed);
+    qlock_.unlock();
+    if (fiber* next = runnext_.exchange(nullptr, std::memory_order_acq_rel)) owner.schedule(next);
+    while (list) {
+        fiber* next = list->ready_next;
+        owner.schedule(list);
+        list = next;
+    }
 }
 
 }  // namespace troupe::detail

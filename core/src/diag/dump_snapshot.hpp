@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "registry.hpp"
+#include "diag/registry.hpp"
 
 namespace troupe::detail {
 

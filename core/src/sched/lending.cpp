@@ -11,12 +11,12 @@
 // by a thread it runs go to its hand-off slot and run next on it, so a
 // producer that hands the blocked OS thread its element runs here, and the
 // wake of the OS thread is a banked permit, not a futex wake. When it stops
-// it closes its queue (retired_, as a retiring processor does) and hands
-// what is left to the cluster, so no thread is stranded on it; a thread
-// whose last processor is a guest is placed elsewhere (push refuses).
+// it closes its queue as a retiring processor does (processor::close_queue
+// states the invariant), so no thread is stranded on it; a thread whose
+// last processor is a guest is placed elsewhere (push refuses).
 #include <cerrno>
 
-#include "runtime.hpp"
+#include "sched/runtime.hpp"
 
 #if defined(TROUPE_TSAN)
 #include <sanitizer/tsan_interface.h>
@@ -83,20 +83,10 @@ void processor::lend(context& waiter) noexcept {
         if (!f) break;
         run_fiber(f);
     }
-    // Close, then hand what is left here to the cluster's processors.
-    qlock_.lock();
-    retired_ = true;
-    fiber* list = head_;
-    head_ = tail_ = nullptr;
-    qsize_.store(0, std::memory_order_relaxed);
-    qlock_.unlock();
+    // Close, then hand what is left here to the cluster's processors (the
+    // queue-retirement invariant: processor::close_queue, processor.cpp).
+    close_queue();
     streak_ = 0;
-    if (fiber* next = runnext_.exchange(nullptr, std::memory_order_acq_rel)) owner.schedule(next);
-    while (list) {
-        fiber* next = list->ready_next;
-        owner.schedule(list);
-        list = next;
-    }
     *eh_ = saved_eh;
     errno = saved_errno;
     set_current_processor(nullptr);
