@@ -17,9 +17,9 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "troupe/defaults/remote.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
-#include "troupe/remote/remote_defaults.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::remote::detail {

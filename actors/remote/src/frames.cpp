@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "engine.hpp"
+#include "troupe/defaults/remote.hpp"
 #include "troupe/remote/message.hpp"
-#include "troupe/remote/remote_defaults.hpp"
 
 namespace troupe::remote::detail {
 
