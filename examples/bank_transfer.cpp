@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include <troupe/mutex_stmt.hpp>
+#include <troupe/mutex.hpp>
 
 namespace {
 

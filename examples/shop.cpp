@@ -16,7 +16,7 @@
 #include <troupe/blocking_lock.hpp>
 #include <troupe/channel.hpp>
 #include <troupe/cluster.hpp>
-#include <troupe/mutex_stmt.hpp>
+#include <troupe/mutex.hpp>
 #include <troupe/sout.hpp>
 #include <troupe/thread.hpp>
 

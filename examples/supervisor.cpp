@@ -96,7 +96,7 @@ struct observer : troupe::actor {
 };
 
 int main() {
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 1;  // one worker: the printed order is the order of events
     // The supervisor handles failures; keep the default report off stderr.
     cfg.on_behaviour_exception = [](const troupe::behaviour_exception&) {

@@ -107,7 +107,7 @@ allocation behaviour_threw(actor& a, const dispatch_names& names) noexcept {
         } catch (const std::exception& x) {
             info.what = x.what();
         } catch (...) {}
-        const executor_config& cfg = worker_access::box(a)->exec->cfg;
+        const actor_system_config& cfg = worker_access::box(a)->exec->cfg;
         const allocation how = cfg.on_behaviour_exception
                                    ? cfg.on_behaviour_exception(info)
                                    : default_behaviour_exception_handler(info);
@@ -136,7 +136,7 @@ allocation default_behaviour_exception_handler(const behaviour_exception& e) noe
     std::fprintf(stderr,
                  "troupe: %s: receive of '%s' threw %s%s%s; the actor is terminated (as if it "
                  "returned Finished; "
-                 "set executor_config::on_behaviour_exception to change this)\n",
+                 "set actor_system_config::on_behaviour_exception to change this)\n",
                  who.c_str(), e.message_type.c_str(),
                  e.exception_type.empty() ? "an exception" : e.exception_type.c_str(),
                  e.what.empty() ? "" : ": ", e.what.c_str());

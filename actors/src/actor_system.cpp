@@ -39,8 +39,8 @@ void release_default(actor_system* s) noexcept {
     g_default.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
 }
 
-executor_config with_workers(std::size_t n) {
-    executor_config c;
+actor_system_config with_workers(std::size_t n) {
+    actor_system_config c;
     c.workers = n;
     return c;
 }
@@ -162,11 +162,11 @@ void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept
 
 }  // namespace detail
 
-actor_system::actor_system() : actor_system(executor_config{}) {}
+actor_system::actor_system() : actor_system(actor_system_config{}) {}
 
 actor_system::actor_system(std::size_t workers) : actor_system(with_workers(workers)) {}
 
-actor_system::actor_system(const executor_config& config)
+actor_system::actor_system(const actor_system_config& config)
     : impl_(std::make_unique<detail::executor>(config, this)) {
     // The first running system becomes the default (unless one exists).
     actor_system* expected = nullptr;
@@ -206,11 +206,11 @@ void actor_system::report_waiting(std::chrono::nanoseconds waited) noexcept {
 }
 std::size_t actor_system::parked_workers() const noexcept { return impl_->parked_workers(); }
 actor_statistics actor_system::statistics() const { return impl_->statistics(); }
-const executor_config& actor_system::config() const noexcept { return impl_->cfg; }
+const actor_system_config& actor_system::config() const noexcept { return impl_->cfg; }
 
 actor_system* default_actor_system() noexcept { return g_default.load(std::memory_order_acquire); }
 
-void start_actor_system(const executor_config& config) {
+void start_actor_system(const actor_system_config& config) {
     std::lock_guard g{g_started_mutex};
     if (g_started) {
         detail::report_misuse(detail::describe("actor system", "default", g_started) +
@@ -224,7 +224,7 @@ void start_actor_system(const executor_config& config) {
     g_default.store(g_started, std::memory_order_release);
 }
 
-void start_actor_system() { start_actor_system(executor_config{}); }
+void start_actor_system() { start_actor_system(actor_system_config{}); }
 void start_actor_system(std::size_t workers) { start_actor_system(with_workers(workers)); }
 
 namespace {

@@ -26,7 +26,7 @@ namespace troupe::detail {
 
 namespace {
 
-const char* name_or(const executor_config& c, const char* fallback) {
+const char* name_or(const actor_system_config& c, const char* fallback) {
     return c.name.empty() ? fallback : c.name.c_str();
 }
 
@@ -56,7 +56,7 @@ const worker_environment& environment() {
 }
 
 // Fills in defaults and repairs what checked builds report.
-executor_config resolve(executor_config c, const void* who) {
+actor_system_config resolve(actor_system_config c, const void* who) {
     if (c.threads == worker_threads::from_environment)
         c.threads = environment().user ? worker_threads::user : worker_threads::kernel;
     if (c.threads == worker_threads::user) {
@@ -89,7 +89,7 @@ executor_config resolve(executor_config c, const void* who) {
 
 }  // namespace
 
-executor::executor(const executor_config& c, actor_system* o)
+executor::executor(const actor_system_config& c, actor_system* o)
     : cfg(resolve(c, o)),
       owner(o),
       mailbox_count(cfg.mailboxes),

@@ -14,13 +14,13 @@
 #include "troupe/actor.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
+#include "troupe/actor_system_config.hpp"
 #include "troupe/cluster.hpp"
 #include "troupe/config.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/dump_section.hpp"
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
-#include "troupe/executor_config.hpp"
 #include "troupe/monitor.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
@@ -78,7 +78,7 @@ void write_actor_dump(void* arg, std::ostream& os);
 
 class [[gnu::visibility("hidden")]] executor {
 public:
-    executor(const executor_config& cfg, actor_system* owner);
+    executor(const actor_system_config& cfg, actor_system* owner);
     ~executor();
     executor(const executor&) = delete;
 
@@ -111,7 +111,7 @@ public:
 
     std::size_t ticket_external() noexcept;
 
-    executor_config cfg;
+    actor_system_config cfg;
     actor_system* const owner;
     const std::size_t mailbox_count;
     bool stealing = true;

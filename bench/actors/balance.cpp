@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     const long groups = bench::option(argc, argv, "groups", 80);
     Set = bench::option(argc, argv, "set", 100);
     Rounds = bench::option(argc, argv, "rounds", 10);
-    troupe::executor_config cfg = bench::config(argc, argv);
+    troupe::actor_system_config cfg = bench::config(argc, argv);
     // The adversarial layout below relies on the spread placement's order.
     cfg.placement = troupe::external_placement::spread;
     const std::string steal = bench::option_text(argc, argv, "steal", "longest");

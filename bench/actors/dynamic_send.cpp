@@ -25,7 +25,7 @@ struct keeper : troupe::actor {};
 
 int main(int argc, char** argv) {
     Times = bench::option(argc, argv, "n", 20'000'000);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     keeper k;
     bench::stopwatch t;

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     Set = bench::option(argc, argv, "set", 100);
     Rounds = bench::option(argc, argv, "rounds", 25);
     const bool rss = bench::option(argc, argv, "rss", 0) != 0;
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     std::unique_ptr<d_actor[]> a{new d_actor[static_cast<std::size_t>(actors)]};
     for (long i = 0; i < actors; ++i) {

@@ -32,7 +32,7 @@ struct row_actor : troupe::actor {
 
 int main(int argc, char** argv) {
     N = bench::option(argc, argv, "n", 1024);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     const auto n = static_cast<std::size_t>(N);
     std::vector<double> x(n * n), y(n * n), z(n * n, 0.0);
     for (std::size_t i = 0; i < n * n; ++i) {

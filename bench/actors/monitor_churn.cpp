@@ -35,7 +35,7 @@ struct boss : troupe::actor {
 
 int main(int argc, char** argv) {
     const long n = bench::option(argc, argv, "n", 1'000'000);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     boss b;
     b.n = n;

@@ -73,7 +73,7 @@ troupe::allocation server::receive(char_msg& m) {
 int main(int argc, char** argv) {
     Servers = bench::option(argc, argv, "servers", 100000);
     Rounds = bench::option(argc, argv, "rounds", 20);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     std::unique_ptr<server[]> servers{new server[static_cast<std::size_t>(Servers)]};
     client c;

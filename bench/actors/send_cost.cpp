@@ -59,7 +59,7 @@ struct player : troupe::actor {
 int main(int argc, char** argv) {
     Times = bench::option(argc, argv, "n", 100'000);
     const std::string which = bench::option_text(argc, argv, "case", "static");
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 1;
     troupe::actor_system sys{cfg};
     if (which == "static") {

@@ -17,7 +17,7 @@ struct self_sender : troupe::actor {
 
 int main(int argc, char** argv) {
     const long n = bench::option(argc, argv, "n", 100'000'000);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     troupe::actor_system sys{cfg};
     ping_msg m;
     self_sender a;

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     const long n = bench::option(argc, argv, "n", 1'000'000);
     const long spread_ms = bench::option(argc, argv, "spread", 200);
     const long targets = bench::option(argc, argv, "targets", 100);
-    const troupe::executor_config cfg = bench::config(argc, argv);
+    const troupe::actor_system_config cfg = bench::config(argc, argv);
     const std::string params =
         bench::params(static_cast<long>(cfg.workers), "n=" + std::to_string(n));
     troupe::actor_system sys{cfg};

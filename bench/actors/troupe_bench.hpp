@@ -10,8 +10,8 @@
 
 namespace bench {
 
-inline troupe::executor_config config(int argc, char** argv) {
-    troupe::executor_config cfg;
+inline troupe::actor_system_config config(int argc, char** argv) {
+    troupe::actor_system_config cfg;
     cfg.workers = static_cast<std::size_t>(option(argc, argv, "workers", 1));
     const std::string steal = option_text(argc, argv, "steal", "longest");
     cfg.stealing = steal != "none";

@@ -4,7 +4,7 @@
 //
 // Twins: bench/peers/std/mutex_stmt.cpp (std::scoped_lock) and
 // bench/peers/std/mutex_stmt_baseline.cpp (one fixed order, no avoidance).
-#include <troupe/mutex_stmt.hpp>
+#include <troupe/mutex.hpp>
 
 #include "mutex_stmt_bench.hpp"
 

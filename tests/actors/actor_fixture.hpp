@@ -31,8 +31,8 @@ inline bool contains(const std::string& text, const char* what) {
 
 /// An executor configuration with `workers` workers and everything else
 /// default.
-inline troupe::executor_config workers(std::size_t n) {
-    troupe::executor_config c;
+inline troupe::actor_system_config workers(std::size_t n) {
+    troupe::actor_system_config c;
     c.workers = n;
     return c;
 }

@@ -99,7 +99,7 @@ TEST_CASE(
         std::vector<troupe::stop_report> reports;
         std::vector<troupe::actor*> forgotten;
         bool pills_sent = false;
-        troupe::executor_config cfg = troupe_test::workers(w);
+        troupe::actor_system_config cfg = troupe_test::workers(w);
         cfg.stop_report_period = std::chrono::milliseconds(1);
         cfg.on_stop_report = [&](const troupe::stop_report& r) {
             // A report may come after the pills went out (the workers take
@@ -147,7 +147,7 @@ TEST_CASE(
 
 TEST_CASE("the default stop report goes to stderr") {
     troupe_test::capture_stderr err;
-    troupe::executor_config cfg = troupe_test::workers(1);
+    troupe::actor_system_config cfg = troupe_test::workers(1);
     cfg.stop_report_period = std::chrono::milliseconds(1);
     cfg.name = "bank";
     troupe::actor_system sys{cfg};

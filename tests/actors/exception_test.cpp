@@ -35,7 +35,7 @@ struct seen_exceptions {
     }
 };
 
-troupe::executor_config config(std::size_t workers, seen_exceptions& seen) {
+troupe::actor_system_config config(std::size_t workers, seen_exceptions& seen) {
     auto c = troupe_test::workers(workers);
     c.on_behaviour_exception = seen.handler();
     return c;

@@ -105,7 +105,7 @@ TEST_CASE("explicit configurations: mailbox counts, uneven ranges, stealing off"
     for (std::size_t mailboxes : {2u, 3u, 7u, 64u}) {
         CAPTURE(mailboxes);
         troupe_test::watchdog wd{"explicit configuration"};
-        troupe::executor_config c;
+        troupe::actor_system_config c;
         c.workers = 2;
         c.mailboxes = mailboxes;
         c.stealing = mailboxes % 2 == 0;

@@ -54,7 +54,7 @@ struct ring_link : troupe::actor {
 // A ring of `n` links created by main (spread placement: link i in mailbox
 // i mod M), the token started once both workers are parked; then checks
 // that every hop arrived and that every receive ran on one context.
-void run_ring(troupe::executor_config cfg, long n, long hops) {
+void run_ring(troupe::actor_system_config cfg, long n, long hops) {
     troupe_test::leak_check no_leaks;
     cfg.workers = 2;
     cfg.placement = troupe::external_placement::spread;  // the layout below relies on it
@@ -97,7 +97,7 @@ void run_ring(troupe::executor_config cfg, long n, long hops) {
 
 TEST_CASE("ping-pong across two workers' mailboxes runs on the worker that was woken") {
     troupe_test::watchdog wd{"hand-off ping-pong"};
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.queues_per_worker = 1;  // link 0 on worker 0, link 1 on worker 1
     for (int round = 0; round < 5; ++round) run_ring(cfg, 2, scaled(2000L));
 }
@@ -108,7 +108,7 @@ TEST_CASE("a token ring over every mailbox of both workers runs on one worker (t
     // the 32 mailboxes, so the token crosses between the workers' ranges
     // every 16 hops.
     for (int round = 0; round < 3; ++round)
-        run_ring(troupe::executor_config{}, 100, scaled(20000L));
+        run_ring(troupe::actor_system_config{}, 100, scaled(20000L));
 }
 
 TEST_CASE("with stealing off the chain crosses to the other worker (it is woken)") {
@@ -116,7 +116,7 @@ TEST_CASE("with stealing off the chain crosses to the other worker (it is woken)
     // The control: the same ring, but nobody may run another worker's
     // mailboxes, so the parked worker must be woken for its links.
     troupe_test::leak_check no_leaks;
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 2;
     cfg.queues_per_worker = 1;
     cfg.stealing = false;

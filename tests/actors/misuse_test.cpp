@@ -132,7 +132,7 @@ TEST_CASE("creating an actor with no running actor system") {
 
 TEST_CASE("an executor with fewer mailboxes than workers") {
     misuse_recorder rec;
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 4;
     cfg.mailboxes = 2;
     cfg.name = "tiny";

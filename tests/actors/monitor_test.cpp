@@ -73,8 +73,8 @@ struct linked : troupe::actor {
 };
 
 // Quiet behaviour-exception handler (the default prints on stderr).
-troupe::executor_config quiet(std::size_t w) {
-    troupe::executor_config c;
+troupe::actor_system_config quiet(std::size_t w) {
+    troupe::actor_system_config c;
     c.workers = w;
     c.on_behaviour_exception = [](const troupe::behaviour_exception&) { return troupe::Finished; };
     return c;

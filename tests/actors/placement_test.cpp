@@ -1,5 +1,5 @@
 // Placement of actors created outside the executor
-// (executor_config::placement): which worker runs them under each policy,
+// (actor_system_config::placement): which worker runs them under each policy,
 // FIFO per sender whatever the layout, and every worker getting work when
 // there is enough of it.
 #include <algorithm>
@@ -60,8 +60,9 @@ struct member : troupe::actor {
 
 // Creates `count` members from this (non-worker) thread, in order, kicks
 // each once, waits for the system to stop and checks every count and order.
-std::unique_ptr<member[]> run_groups(const troupe::executor_config& cfg, long count, long rounds,
-                                     long work = 0, troupe::actor_statistics* stats = nullptr) {
+std::unique_ptr<member[]> run_groups(const troupe::actor_system_config& cfg, long count,
+                                     long rounds, long work = 0,
+                                     troupe::actor_statistics* stats = nullptr) {
     troupe::actor_system sys{cfg};
     std::unique_ptr<member[]> a{new member[static_cast<std::size_t>(count)]};
     for (long i = 0; i < count; ++i) {
@@ -95,7 +96,7 @@ TEST_CASE(
     for (std::size_t w : {2u, 3u}) {
         CAPTURE(w);
         troupe_test::watchdog wd{"grouped placement, " + std::to_string(w) + " workers"};
-        troupe::executor_config cfg = troupe_test::workers(w);
+        troupe::actor_system_config cfg = troupe_test::workers(w);
         cfg.stealing = false;
         CHECK(cfg.placement == troupe::external_placement::spread);  // the default
         cfg.placement = troupe::external_placement::grouped;
@@ -126,7 +127,7 @@ TEST_CASE("spread placement: consecutive creations go to consecutive mailboxes o
     troupe_test::watchdog wd{"spread placement"};
     CHECK(std::string{troupe::to_string(troupe::external_placement::spread)} == "spread");
     CHECK(std::string{troupe::to_string(troupe::external_placement::grouped)} == "grouped");
-    troupe::executor_config cfg = troupe_test::workers(2);
+    troupe::actor_system_config cfg = troupe_test::workers(2);
     cfg.stealing = false;
     cfg.queues_per_worker = 1;  // mailbox i belongs to worker i
     cfg.placement = troupe::external_placement::spread;
@@ -155,7 +156,7 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
         CAPTURE(troupe::to_string(policy));
         troupe_test::watchdog wd{"grouped placement with stealing, " +
                                  std::string{troupe::to_string(policy)}};
-        troupe::executor_config cfg = troupe_test::workers(2);
+        troupe::actor_system_config cfg = troupe_test::workers(2);
         cfg.victims = policy;
         cfg.placement = troupe::external_placement::grouped;
         const long count = 2 * static_cast<long>(cfg.placement_run);
@@ -171,7 +172,7 @@ TEST_CASE("grouped placement with stealing: FIFO per sender, and both workers ru
 
 TEST_CASE("grouped placement, 4 workers with stealing (oversubscribed): every message in order") {
     troupe_test::watchdog wd{"grouped placement, 4 workers"};
-    troupe::executor_config cfg = troupe_test::workers(4);
+    troupe::actor_system_config cfg = troupe_test::workers(4);
     cfg.placement = troupe::external_placement::grouped;
     cfg.placement_run = 3 * Set + 1;  // runs that groups straddle
     run_groups(cfg, 8 * static_cast<long>(cfg.placement_run), scaled(10L), 50);
@@ -195,7 +196,7 @@ TEST_CASE("sends from threads that create actors concurrently stay FIFO under ei
          {troupe::external_placement::grouped, troupe::external_placement::spread}) {
         troupe_test::on_workers([placement](std::size_t w) {
             CAPTURE(troupe::to_string(placement));
-            troupe::executor_config cfg = troupe_test::workers(w);
+            troupe::actor_system_config cfg = troupe_test::workers(w);
             cfg.placement = placement;
             cfg.placement_run = 16;
             troupe::actor_system sys{cfg};
@@ -251,7 +252,7 @@ struct sets_b : troupe::actor {
 void queued_behind_busy_worker(troupe::external_placement placement) {
     a_started = false;
     b_ran = false;
-    troupe::executor_config cfg = troupe_test::workers(2);
+    troupe::actor_system_config cfg = troupe_test::workers(2);
     cfg.placement = placement;
     troupe::actor_system sys{cfg};
     waits_for_b a;

@@ -61,7 +61,7 @@ struct member : troupe::actor {
 };
 struct dummy : troupe::actor {};
 
-void run_unbalanced(troupe::executor_config cfg) {
+void run_unbalanced(troupe::actor_system_config cfg) {
     overlaps = 0;
     out_of_order = 0;
     cfg.placement = troupe::external_placement::spread;  // the layout below relies on its order
@@ -202,7 +202,7 @@ TEST_CASE("unbalanced load: FIFO per sender and one worker per actor, every heur
             CAPTURE(troupe::to_string(policy));
             CAPTURE(w);
             troupe_test::watchdog wd{"unbalanced " + std::string{troupe::to_string(policy)}};
-            troupe::executor_config cfg = troupe_test::workers(w);
+            troupe::actor_system_config cfg = troupe_test::workers(w);
             cfg.victims = policy;
             cfg.queues_per_worker = 4;  // fewer, busier mailboxes: more steals
             run_unbalanced(cfg);
@@ -212,7 +212,7 @@ TEST_CASE("unbalanced load: FIFO per sender and one worker per actor, every heur
 
 TEST_CASE("the same load with stealing off still completes (worker 0 does it all)") {
     troupe_test::watchdog wd{"no stealing"};
-    troupe::executor_config cfg = troupe_test::workers(2);
+    troupe::actor_system_config cfg = troupe_test::workers(2);
     cfg.stealing = false;
     run_unbalanced(cfg);
 }
@@ -220,7 +220,7 @@ TEST_CASE("the same load with stealing off still completes (worker 0 does it all
 TEST_CASE("locality stealing on a synthetic topology runs the load correctly" *
           doctest::skip(!troupe::topology_has_hwloc)) {  // synthetic: hwloc builds
     troupe_test::watchdog wd{"synthetic locality"};
-    troupe::executor_config cfg = troupe_test::workers(4);
+    troupe::actor_system_config cfg = troupe_test::workers(4);
     cfg.victims = troupe::victim_policy::locality;
     cfg.synthetic_topology = "pack:2 numa:2 core:4 pu:2";
     cfg.worker_pu = {0, 1, 8, 16};
@@ -264,7 +264,7 @@ struct waiter_actor : troupe::actor {
 struct filler : troupe::actor {};
 
 void blocked_behaviours(std::size_t w, troupe::victim_policy policy) {
-    troupe::executor_config cfg = troupe_test::workers(w);
+    troupe::actor_system_config cfg = troupe_test::workers(w);
     cfg.victims = policy;
     cfg.placement = troupe::external_placement::spread;
     troupe::actor_system sys{cfg};

@@ -37,7 +37,7 @@ TEST_CASE("a stop report with a behaviour blocked says so, and guesses nothing")
     troupe_test::watchdog w{"stop report, blocked behaviour"};
     troupe::future<void> gate;
     release_gate = &gate;
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 1;
     cfg.stop_report_period = 20ms;
     cfg.on_stop_report = [](const troupe::stop_report& r) {

@@ -86,7 +86,7 @@ TEST_CASE("cascaded sends to one actor arrive in order; the second finishes it")
 }
 
 TEST_CASE("one message to two actors of the same type, and to two actor types") {
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 3;
     cfg.mailboxes = 12;
     troupe::actor_system sys{cfg};

@@ -1,4 +1,4 @@
-// User-thread workers (executor_config::threads = user, experimental): a
+// User-thread workers (actor_system_config::threads = user, experimental): a
 // behaviour that blocks on a troupe primitive parks its worker's user
 // thread, so its processor runs the other workers. With fewer processors
 // than blocked behaviours, every scenario below would deadlock if blocking
@@ -18,8 +18,8 @@
 
 namespace {
 
-troupe::executor_config user_workers(std::size_t workers, std::size_t processors) {
-    troupe::executor_config c;
+troupe::actor_system_config user_workers(std::size_t workers, std::size_t processors) {
+    troupe::actor_system_config c;
     c.threads = troupe::worker_threads::user;
     c.workers = workers;
     c.processors = processors;
@@ -87,7 +87,7 @@ struct filler : troupe::actor {};
 // otherwise each sits in a different worker's range.
 void blocked_waiters(std::size_t workers, std::size_t processors, troupe::victim_policy policy,
                      bool together) {
-    troupe::executor_config cfg = user_workers(workers, processors);
+    troupe::actor_system_config cfg = user_workers(workers, processors);
     cfg.victims = policy;
     cfg.placement = troupe::external_placement::spread;  // tickets 0, 1, 2, ... in order
     troupe::actor_system sys{cfg};
@@ -216,7 +216,7 @@ TEST_CASE("user-thread workers: a chain of behaviours each waiting for the next 
 }
 
 TEST_CASE("user-thread workers: the configuration resolves processors and workers") {
-    troupe::executor_config c;
+    troupe::actor_system_config c;
     c.threads = troupe::worker_threads::user;
     c.workers = 4;
     c.processors = 2;
@@ -225,7 +225,7 @@ TEST_CASE("user-thread workers: the configuration resolves processors and worker
     CHECK(sys.config().processors == 2);
     CHECK(std::string{troupe::to_string(sys.config().threads)} == "user");
     sys.stop();
-    troupe::executor_config k;
+    troupe::actor_system_config k;
     k.threads = troupe::worker_threads::kernel;
     k.workers = 2;
     troupe::actor_system ks{k};

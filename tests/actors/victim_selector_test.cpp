@@ -146,7 +146,7 @@ TEST_CASE("longest victim: a worker whose stamp stays oldest does not hide the o
 
 TEST_CASE("a custom victim selector is used by the executor") {
     troupe_test::watchdog wd{"custom victims"};
-    troupe::executor_config cfg = troupe_test::workers(2);
+    troupe::actor_system_config cfg = troupe_test::workers(2);
     cfg.custom_victims = [](const troupe::victim_context& c) {
         return std::make_unique<always_next>(c);
     };

@@ -25,7 +25,7 @@
 #include "troupe/actors.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/channel.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/waituntil.hpp"
 
@@ -170,7 +170,7 @@ TEST_CASE("an exception escaping an ordinary behaviour goes to the system's hand
         leak_check no_leaks;
         static std::mutex m;
         static std::vector<std::string> seen;
-        troupe::executor_config cfg;
+        troupe::actor_system_config cfg;
         cfg.workers = 2;
         cfg.on_behaviour_exception = [](const troupe::behaviour_exception& e) {
             std::lock_guard g{m};

@@ -22,7 +22,7 @@
 #include "troupe/actors.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/channel.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/waituntil.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fixture.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 #include "troupe/sout.hpp"
 #include "troupe/thread.hpp"
 

@@ -19,7 +19,7 @@
 #include "troupe/barging_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/mcs_lock.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 #include "troupe/spinlock.hpp"
 #include "troupe/thread.hpp"
 

@@ -1,4 +1,4 @@
-// troupe/mutex_stmt.hpp: the statement, RAII and lambda forms, their order,
+// troupe/mutex.hpp: the statement, RAII and lambda forms, their order,
 // duplicates, release on every exit path, mixed lock types, the run-time form.
 #include <algorithm>
 #include <array>
@@ -14,7 +14,7 @@
 #include "probe_lock.hpp"
 #include "troupe/blocking_lock.hpp"
 #include "troupe/mcs_lock.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 #include "troupe/sout.hpp"
 #include "troupe/spinlock.hpp"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "scale.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 
 namespace {
 

@@ -35,8 +35,8 @@ struct shared_state {
     void wait_handled() {
         troupe::waituntil(troupe::on(handled, [] {}) | troupe::on(troupe::timeout(5s), [] {}));
     }
-    troupe::executor_config config() {
-        troupe::executor_config cfg;
+    troupe::actor_system_config config() {
+        troupe::actor_system_config cfg;
         cfg.workers = 2;  // two behaviours block at once below
         cfg.on_behaviour_exception = [this](const troupe::behaviour_exception& e) {
             handled_what = e.what;

@@ -91,7 +91,7 @@ TEST_CASE("a waiting stop reports periodically (the hook may send the pill)") {
     int reports = 0;
     std::size_t live_seen = 0;
     forgotten* f = nullptr;
-    troupe::executor_config cfg;
+    troupe::actor_system_config cfg;
     cfg.workers = 1;
     cfg.stop_report_period = std::chrono::milliseconds(20);
     // Called by world.stop between its rounds, on this thread: the report

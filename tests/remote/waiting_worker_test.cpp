@@ -77,7 +77,7 @@ TEST_CASE("tells received while a behaviour waits keep their order and reach the
     bool arrived = false;
     long received = 0, out_of_order = 0;
     {
-        troupe::executor_config cfg;
+        troupe::actor_system_config cfg;
         cfg.workers = 2;
         cfg.threads = troupe::worker_threads::kernel;  // the park spin of an OS thread
         troupe::actor_system sys{cfg};

@@ -28,7 +28,7 @@
 /// (`start_actor_system`, or the first running `actor_system` object), or the
 /// one passed to `actor(actor_system&)`. Its messages all go to one mailbox
 /// (its ticket, assigned at creation: a mailbox of the creating worker when
-/// a behaviour creates it, else as `executor_config::placement` says), so it
+/// a behaviour creates it, else as `actor_system_config::placement` says), so it
 /// receives them one at a time, in FIFO order per sender, never on two
 /// workers at once.
 ///
@@ -54,7 +54,7 @@
 ///   `Nodelete`);
 /// - otherwise (an ordinary message, or a request already answered or
 ///   passed on): the actor system's behaviour-exception handler decides
-///   (`executor_config::on_behaviour_exception`). The default one prints
+///   (`actor_system_config::on_behaviour_exception`). The default one prints
 ///   the actor type, the message type, the exception type and its what() on
 ///   stderr and terminates the actor as if it returned `Finished` (its
 ///   storage is not freed: the runtime cannot know where it lives; later

@@ -15,7 +15,7 @@
 ///
 /// Workers are OS kernel threads, each with its own range of mailboxes
 /// (experimental: troupe user threads on a cluster of the system's own,
-/// executor_config::threads; then a behaviour that blocks on a troupe
+/// actor_system_config::threads; then a behaviour that blocks on a troupe
 /// primitive parks its worker and the processor runs another one).
 /// Idle workers spin briefly, try to steal mailboxes, then park on a futex:
 /// an idle system uses no CPU. Several systems may exist at once and be
@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "troupe/actor_statistics.hpp"
-#include "troupe/executor_config.hpp"
+#include "troupe/actor_system_config.hpp"
 
 namespace troupe {
 
@@ -56,7 +56,7 @@ struct survivor {
 };
 
 /// The outcome of `actor_system::stop_for`, and the periodic report of a
-/// stop that keeps waiting (executor_config::stop_report_period).
+/// stop that keeps waiting (actor_system_config::stop_report_period).
 struct stop_report {
     /// Every actor finished within the limit (the system stopped cleanly).
     bool finished = true;
@@ -90,8 +90,8 @@ public:
     /// `workers` workers, 16 mailboxes each, stealing with the longest-victim
     /// heuristic.
     explicit actor_system(std::size_t workers);
-    /// An explicit configuration (see executor_config).
-    explicit actor_system(const executor_config& config);
+    /// An explicit configuration (see actor_system_config).
+    explicit actor_system(const actor_system_config& config);
     actor_system(const actor_system&) = delete;
     actor_system& operator=(const actor_system&) = delete;
 
@@ -110,7 +110,7 @@ public:
     /// 10 s) and again after each further period it reports the actors still
     /// alive, by type and count, with what it saw (behaviours running or
     /// blocked, messages queued, or nothing at all: then the survivors wait
-    /// for a poison pill) (to `executor_config::on_stop_report`, else one
+    /// for a poison pill) (to `actor_system_config::on_stop_report`, else one
     /// line on stderr), and keeps waiting. Nothrow in practice: a throwing hook, or a report that
     /// cannot allocate, is noted on stderr and the wait goes on.
     void stop();
@@ -122,7 +122,7 @@ public:
     stop_report stop_for(std::chrono::nanoseconds limit);
 
     /// Reports the actors alive now as a stop() that keeps waiting does (to
-    /// `executor_config::on_stop_report`, else one line on stderr), `waited`
+    /// `actor_system_config::on_stop_report`, else one line on stderr), `waited`
     /// being the wait so far: for stops built on this one
     /// (troupe::remote::world::stop). Takes each mailbox's lock briefly;
     /// never throws.
@@ -131,7 +131,7 @@ public:
     /// Whether stop() or stop_for() has completed.
     bool stopped() const noexcept;
     /// Number of workers (kernel threads, or user threads with
-    /// executor_config::threads = user).
+    /// actor_system_config::threads = user).
     std::size_t workers() const noexcept;
     /// Number of mailboxes.
     std::size_t mailboxes() const noexcept;
@@ -145,7 +145,7 @@ public:
     /// "statistics not built in").
     actor_statistics statistics() const;
     /// The configuration in effect (defaults filled in).
-    const executor_config& config() const noexcept;
+    const actor_system_config& config() const noexcept;
 
     detail::executor& impl() noexcept { return *impl_; }
 
@@ -163,7 +163,7 @@ void start_actor_system();
 /// Starts the default actor system with `workers` workers.
 void start_actor_system(std::size_t workers);
 /// Starts the default actor system with an explicit configuration.
-void start_actor_system(const executor_config& config);
+void start_actor_system(const actor_system_config& config);
 /// Blocks until every actor of the default system has finished, stops it
 /// and destroys it. Starting a new one afterwards is allowed.
 void stop_actor_system();

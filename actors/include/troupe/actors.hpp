@@ -1,13 +1,13 @@
 #pragma once
 /// Everything in the troupe actors module.
 #include "troupe/actor.hpp"
-#include "troupe/actor_defaults.hpp"
 #include "troupe/actor_statistics.hpp"
 #include "troupe/actor_system.hpp"
+#include "troupe/actor_system_config.hpp"
 #include "troupe/actor_timer.hpp"
 #include "troupe/allocation.hpp"
 #include "troupe/behaviour_exception.hpp"
-#include "troupe/executor_config.hpp"
+#include "troupe/defaults/actors.hpp"
 #include "troupe/message.hpp"
 #include "troupe/monitor.hpp"
 #include "troupe/poison_pill.hpp"

@@ -3,7 +3,7 @@
 /// requester takes it (see "Exceptions escaping a behaviour" in
 /// troupe/actor.hpp).
 ///
-///     troupe::executor_config cfg;
+///     troupe::actor_system_config cfg;
 ///     cfg.on_behaviour_exception = [](const troupe::behaviour_exception& e) {
 ///         log(e.actor_type, e.message_type, e.what);
 ///         return troupe::Nodelete;            // keep the actor running

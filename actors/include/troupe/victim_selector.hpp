@@ -2,7 +2,7 @@
 /// How an idle actor worker picks the worker it tries to steal a mailbox
 /// from. Three policies are built in; any other can be plugged in.
 ///
-///     troupe::executor_config cfg;
+///     troupe::actor_system_config cfg;
 ///     cfg.workers = 8;
 ///     cfg.victims = troupe::victim_policy::locality;       // nearest first
 ///     cfg.custom_victims = [](const troupe::victim_context& c) {

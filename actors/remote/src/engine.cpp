@@ -13,8 +13,8 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "troupe/defaults/remote.hpp"
 #include "troupe/detail/type_name.hpp"
-#include "troupe/remote/remote_defaults.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::remote::detail {

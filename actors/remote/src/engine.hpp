@@ -34,11 +34,11 @@
 #include "names.hpp"
 #include "peers.hpp"
 #include "progress.hpp"
-#include "registry.hpp"
 #include "troupe/context.hpp"
 #include "troupe/detail/dump_section.hpp"
 #include "troupe/remote/detail/engine_api.hpp"
 #include "troupe/remote/world.hpp"
+#include "type_tables.hpp"
 
 namespace troupe::remote::detail {
 

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "troupe/remote/message.hpp"
-#include "troupe/remote/remote_defaults.hpp"
 
 namespace troupe::remote::detail {
 

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "engine.hpp"
-#include "troupe/remote/remote_defaults.hpp"
+#include "troupe/defaults/remote.hpp"
 
 namespace troupe::remote::detail {
 

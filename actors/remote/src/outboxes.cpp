@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
+#include "troupe/defaults/remote.hpp"
 #include "troupe/detail/futex.hpp"
-#include "troupe/remote/remote_defaults.hpp"
 
 namespace troupe::remote::detail {
 

@@ -8,9 +8,9 @@
 
 #include "engine.hpp"
 #include "frames.hpp"
+#include "troupe/defaults/remote.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/timer.hpp"
-#include "troupe/remote/remote_defaults.hpp"
 
 namespace troupe::remote::detail {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "engine.hpp"
-#include "troupe/remote/remote_defaults.hpp"
+#include "troupe/defaults/remote.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::remote {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "engine.hpp"
-#include "troupe/remote/remote_defaults.hpp"
+#include "troupe/defaults/remote.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::remote {

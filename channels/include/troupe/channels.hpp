@@ -4,6 +4,6 @@
 /// channels (after, timer, ticker).
 #include "troupe/channel.hpp"
 #include "troupe/channel_closed.hpp"
-#include "troupe/channel_defaults.hpp"
 #include "troupe/channel_select.hpp"
+#include "troupe/defaults/channels.hpp"
 #include "troupe/timer_channel.hpp"

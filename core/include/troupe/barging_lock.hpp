@@ -42,7 +42,7 @@
 #include <cstdint>
 
 #include "troupe/context.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/detail/wait_word.hpp"
 #include "troupe/select.hpp"
 

@@ -7,7 +7,7 @@
 #include "troupe/condition_variable.hpp"
 #include "troupe/config.hpp"
 #include "troupe/context.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/error.hpp"
 #include "troupe/future.hpp"

@@ -8,7 +8,7 @@
 /// `TROUPE_*` variable is read anywhere without being in the table).
 ///
 /// Compile-time defaults are in `troupe::defaults::<module>`; an options
-/// object set in code (`cluster_options`, `executor_config`, ...) takes
+/// object set in code (`cluster_options`, `actor_system_config`, ...) takes
 /// precedence over the variable where both exist.
 namespace troupe::knobs {
 

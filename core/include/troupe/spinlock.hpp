@@ -13,7 +13,7 @@
 #include <atomic>
 
 #include "troupe/config.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/detail/futex.hpp"
 
 namespace troupe {

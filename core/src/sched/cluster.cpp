@@ -8,7 +8,7 @@
 #include "diag/registry.hpp"
 #include "sched/runtime.hpp"
 #include "troupe/config.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"

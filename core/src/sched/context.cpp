@@ -16,7 +16,7 @@
 #include "diag/registry.hpp"
 #include "sched/runtime.hpp"
 #include "troupe/config.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/detail/block_hook.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
@@ -261,8 +261,8 @@ void park() noexcept {
 void unpark(context& c) noexcept {
     // Read everything the wake needs before the CAS that hands it over:
     // once the state leaves `parked`, an OS thread may return from park(),
-    // exit and free its context (issue 9, item 5). A fiber cannot run again
-    // until we schedule it, so its descriptor stays valid after the CAS; for
+    // exit and free its context. A fiber cannot run again until we
+    // schedule it, so its descriptor stays valid after the CAS; for
     // an OS thread only the futex word's address is used afterwards, by the
     // wake system call, which never dereferences it in user space: if the
     // thread has exited, the call finds no waiter (or wakes a waiter on a

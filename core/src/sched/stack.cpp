@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sched/runtime.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 
 #if defined(TROUPE_ASAN)
 #include <sanitizer/asan_interface.h>

@@ -1,7 +1,7 @@
 // mcs_lock: the K42 node-free MCS queue lock.
 #include "troupe/mcs_lock.hpp"
 
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe {

@@ -4,4 +4,4 @@
 /// `mutex(a, b)(fn)`, run-time lock sets) and the `lockable` concept.
 /// Header-only; needs nothing but the standard library.
 #include "troupe/lockable.hpp"
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <vector>
 
-#include "troupe/mutex_stmt.hpp"
+#include "troupe/mutex.hpp"
 
 int main() {
     std::mutex m;

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <utility>
 
-#include "troupe/actor_defaults.hpp"
 #include "troupe/allocation.hpp"
 #include "troupe/config.hpp"
+#include "troupe/defaults/actors.hpp"
 
 namespace troupe {
 class actor;

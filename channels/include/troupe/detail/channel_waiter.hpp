@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "troupe/channel_defaults.hpp"
 #include "troupe/context.hpp"
+#include "troupe/defaults/channels.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/error.hpp"

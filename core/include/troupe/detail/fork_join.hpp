@@ -8,7 +8,7 @@
 #include <exception>
 
 #include "troupe/context.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 
 namespace troupe::detail::fj {
 

@@ -28,7 +28,7 @@
 #include <cstdint>
 
 #include "troupe/context.hpp"
-#include "troupe/defaults.hpp"
+#include "troupe/defaults/core.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/wait_reason.hpp"

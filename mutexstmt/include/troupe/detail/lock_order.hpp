@@ -1,7 +1,7 @@
 #pragma once
 // Internals of the mutex statement: putting lock handles in address order,
 // then acquiring and releasing them. A handle is `L*` (every lock of one
-// type) or `lock_ref` (mixed types). See troupe/mutex_stmt.hpp.
+// type) or `lock_ref` (mixed types). See troupe/mutex.hpp.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -11,12 +11,12 @@
 #include <string>
 
 #include "troupe/context.hpp"
+#include "troupe/defaults/waituntil.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/waituntil_tree.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
-#include "troupe/waituntil_defaults.hpp"
 
 namespace troupe {
 

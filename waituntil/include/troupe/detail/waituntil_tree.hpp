@@ -17,8 +17,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "troupe/defaults/waituntil.hpp"
 #include "troupe/detail/waituntil_element.hpp"
-#include "troupe/waituntil_defaults.hpp"
 
 namespace troupe::detail::wu {
 

@@ -22,7 +22,7 @@
 /// incoming messages to actors through the executor's external send path;
 /// when there is nothing to do it parks (woken by local sends and replies)
 /// and polls the network at an exponentially growing interval (50 µs up to
-/// 8 ms, see remote_defaults.hpp), so an idle rank uses under 1% of a
+/// 8 ms, see troupe/defaults/remote.hpp), so an idle rank uses under 1% of a
 /// core (measured by bench/remote/idle.cpp); the first message after a long
 /// idle spell may wait for the next poll. Destroying the world stops the
 /// engine and, if the world initialised MPI, finalises it (after a barrier:

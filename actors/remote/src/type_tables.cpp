@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "registry.hpp"
 #include "troupe/remote/message.hpp"
+#include "type_tables.hpp"
 
 namespace troupe::remote::detail {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: the process-wide tables of registry.cpp, filled during static
+// Internal: the process-wide tables of type_tables.cpp, filled during static
 // initialisation (before main, before any world exists) and read-only
 // afterwards, so lookups take no lock. No MPI.
 #include <cstdint>

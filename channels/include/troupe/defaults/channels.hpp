@@ -1,8 +1,7 @@
 #pragma once
 /// Every tunable default of troupe channels, in one place:
 /// `troupe::defaults::channels` (troupe's tunables convention is described
-/// in troupe/defaults.hpp; `channels` is an inline namespace, so the older
-/// spelling `troupe::defaults::channel_wait_yields` names the same constant).
+/// in troupe/defaults/core.hpp).
 ///
 /// Each is a build option of troupe (meson -Dchannel_wait_yields=N, ...)
 /// carried by the generated troupe/config.hpp as TROUPE_CHANNEL_*, so every
@@ -10,7 +9,7 @@
 #include "troupe/config.hpp"
 
 namespace troupe::defaults {
-inline namespace channels {
+namespace channels {
 
 /// Yields a user thread makes, waiting for a channel partner, before it
 /// parks. Default 0: parking at once lets the scheduler's hand-off placement

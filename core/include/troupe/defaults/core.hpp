@@ -4,21 +4,16 @@
 /// troupe's one convention for tunables: a compile-time default lives in
 /// `troupe::defaults::<module>` (`core` here; `channels`, `waituntil`,
 /// `actors`, `remote` in their modules' defaults headers), a run-time
-/// setting in an options object (`cluster_options`, `executor_config`,
+/// setting in an options object (`cluster_options`, `actor_system_config`,
 /// ...), a build-time choice in the generated `troupe/config.hpp`.
 ///
 ///     troupe::cluster_options o;
 ///     o.idle_spin = troupe::defaults::core::idle_spin / 2;
-///
-/// `core`, `channels` and `waituntil` are inline namespaces, so the older
-/// spelling `troupe::defaults::stack_size` names the same constant (their
-/// names do not collide; `remote`, which has its own `idle_spin`, and
-/// `actors` are not inline).
 #include <chrono>
 #include <cstddef>
 
 namespace troupe::defaults {
-inline namespace core {
+namespace core {
 
 /// Usable stack size of a user thread (a guard page is added below it).
 /// Pages are committed lazily, so a large reservation costs address space only.

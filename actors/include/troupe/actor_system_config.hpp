@@ -1,7 +1,7 @@
 #pragma once
 /// Explicit configuration of an actor system's executor.
 ///
-///     troupe::executor_config cfg;
+///     troupe::actor_system_config cfg;
 ///     cfg.workers = 4;                             // kernel threads
 ///     cfg.queues_per_worker = 32;                  // mailboxes = 4 x 32
 ///     cfg.victims = troupe::victim_policy::random;
@@ -9,7 +9,7 @@
 ///     cfg.placement = troupe::external_placement::grouped;  // default: spread
 ///     troupe::actor_system sys{cfg};
 ///
-/// Every field has a working default; `executor_config{}` equals the
+/// Every field has a working default; `actor_system_config{}` equals the
 /// default-constructed actor_system.
 #include <chrono>
 #include <cstddef>
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "troupe/actor_defaults.hpp"
 #include "troupe/behaviour_exception.hpp"
+#include "troupe/defaults/actors.hpp"
 #include "troupe/victim_selector.hpp"
 
 namespace troupe {
@@ -37,7 +37,7 @@ enum class external_placement : std::uint8_t {
     /// created by one thread (each starts on its own worker without waiting
     /// for a steal); communicating neighbours then talk across cores.
     spread,
-    /// Runs of `executor_config::placement_run` consecutive creations go to
+    /// Runs of `actor_system_config::placement_run` consecutive creations go to
     /// one worker, round-robin over that worker's mailboxes; the next run
     /// goes to the next worker. Actors created together (which usually talk
     /// to each other) share a worker, so their messages do not cross cores;
@@ -59,7 +59,7 @@ enum class worker_threads : std::uint8_t {
     /// holds it (the established mode).
     kernel,
     /// Each worker is a troupe user thread on a cluster of its own
-    /// (`executor_config::processors` kernel threads): an idle worker parks
+    /// (`actor_system_config::processors` kernel threads): an idle worker parks
     /// with troupe's park/unpark, and a behaviour that blocks on a troupe
     /// primitive parks its worker, so the processor runs another worker.
     user,
@@ -68,7 +68,7 @@ enum class worker_threads : std::uint8_t {
 /// "from_environment", "kernel" or "user" (a static string). Nothrow.
 const char* to_string(worker_threads w) noexcept;
 
-struct executor_config {
+struct actor_system_config {
     /// Worker kernel threads; 0 means one per hardware thread this process
     /// may run on.
     std::size_t workers = 0;

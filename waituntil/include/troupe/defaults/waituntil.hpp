@@ -1,8 +1,7 @@
 #pragma once
 /// Every tunable default of troupe waituntil, in one place:
 /// `troupe::defaults::waituntil` (troupe's tunables convention is described
-/// in troupe/defaults.hpp; `waituntil` is an inline namespace, so the older
-/// spelling `troupe::defaults::waituntil_range_slots` names the same constant).
+/// in troupe/defaults/core.hpp).
 ///
 /// Each is a build option of troupe (meson -Dwaituntil_range_slots=N, ...)
 /// carried by the generated troupe/config.hpp as TROUPE_WAITUNTIL_*, so every
@@ -12,7 +11,7 @@
 #include "troupe/config.hpp"
 
 namespace troupe::defaults {
-inline namespace waituntil {
+namespace waituntil {
 
 /// Clauses of a run-time-length clause (`on_any` over a range) whose select
 /// nodes live inside the statement, on the stack. A longer range allocates

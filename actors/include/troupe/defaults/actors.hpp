@@ -1,14 +1,11 @@
 #pragma once
 /// Every tunable default of the troupe actors module, in one place:
 /// `troupe::defaults::actors` (troupe's tunables convention is described in
-/// troupe/defaults.hpp). Run-time settings live in `executor_config`, whose
+/// troupe/defaults/core.hpp). Run-time settings live in `actor_system_config`, whose
 /// fields start from these.
 ///
-///     troupe::executor_config cfg;
+///     troupe::actor_system_config cfg;
 ///     cfg.queues_per_worker = troupe::defaults::actors::queues_per_worker * 2;
-///
-/// `troupe::actor_defaults` is the older spelling, kept as an alias of
-/// `troupe::defaults::actors` (same constants, not copies).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -105,14 +102,14 @@ inline constexpr unsigned idle_passes_before_park = 2048;
 
 /// How long `actor_system::stop()` waits before it reports the actors still
 /// alive (and how often it repeats the report while it keeps waiting); see
-/// executor_config::stop_report_period.
+/// actor_system_config::stop_report_period.
 inline constexpr std::chrono::milliseconds stop_report_period{10000};
 
 /// Minimum time between two wake-ups of a parked worker to help a busy one
 /// (only when nobody is already looking for work), in microseconds.
 inline constexpr unsigned helper_wake_interval_us = 200;
 
-/// User-thread workers (executor_config::threads = user): empty passes an
+/// User-thread workers (actor_system_config::threads = user): empty passes an
 /// idle worker makes, yielding its processor to other workers between
 /// passes, before it parks (troupe park: its processor runs other threads
 /// or goes idle itself).
@@ -123,9 +120,3 @@ inline constexpr unsigned user_idle_passes_before_park = 64;
 inline constexpr std::size_t user_worker_stack = std::size_t{1} << 20;
 
 }  // namespace troupe::defaults::actors
-
-namespace troupe {
-/// The older spelling of `troupe::defaults::actors` (kept so existing code
-/// compiles; new code names the module namespace).
-namespace actor_defaults = defaults::actors;
-}  // namespace troupe

@@ -1,8 +1,7 @@
 #pragma once
 /// Tunables of troupe-remote's progress engine, in one place:
 /// `troupe::defaults::remote` (troupe's tunables convention is described in
-/// troupe/defaults.hpp). Not an inline namespace: its `idle_spin` is not
-/// core's `troupe::defaults::idle_spin`.
+/// troupe/defaults/core.hpp).
 #include <chrono>
 #include <cstddef>
 
