@@ -1,5 +1,7 @@
 // The I/O engine: the descriptor table, the readiness protocol (queue,
 // wake, close), the epoll and io_uring back ends and the poller thread.
+// (About 700 lines: the back ends drive the table through the readiness
+// protocol's generation and close invariants, stated once, here.)
 #include "engine.hpp"
 
 #include <fcntl.h>

@@ -1,5 +1,7 @@
 #pragma once
 /// Actors and the send operator.
+/// (Over 450 lines: most are the API's doc comments and the dispatch
+/// templates every send inlines, which belong with the class they serve.)
 ///
 ///     struct int_msg : troupe::message { int i; explicit int_msg(int i) : i(i) {} };
 ///     struct printer : troupe::actor {

@@ -1,4 +1,6 @@
 #pragma once
+// (Over 450 lines: the module's call surface with its doc comments, the
+// one header users include for io.)
 /// troupe io: sockets, pipes and files for user threads. A user thread that
 /// waits on a descriptor parks (its processor runs other threads); an OS
 /// thread blocks as it would in the kernel. I/O joins `waituntil`.

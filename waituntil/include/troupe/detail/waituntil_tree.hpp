@@ -1,4 +1,6 @@
 #pragma once
+// (About 490 lines: leaves and junctions keep one select protocol, whose
+// invariants are stated once, here.)
 // The clause tree of a waituntil statement, built by expression templates:
 // leaves (one resource, or a run-time-length range of resources) joined by
 // `|` and `&` nodes. The tree's type is the statement's shape; its eval() is
