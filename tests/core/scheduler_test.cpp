@@ -338,7 +338,7 @@ TEST_CASE("the OS-thread park spin policy is a run-time setting") {
 
 TEST_CASE("unpark racing the exit of the OS thread it wakes") {
     // The waker must not read the context after the CAS that hands the wake
-    // over (issue 9, item 5): the woken thread may return and exit at once.
+    // over: the woken thread may return and exit at once.
     // Each park must return: the wake is neither lost nor delivered to a
     // dead context (ASan/TSan catch the latter).
     std::atomic<int> woken{0};

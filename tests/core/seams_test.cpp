@@ -539,11 +539,11 @@ TEST_CASE_TEMPLATE(
     "seam: a timed condition wait whose timer cannot be armed throws with the lock held and "
     "nothing queued",
     Lock, troupe::blocking_lock, std::mutex) {
-    // Issue 9 item 6. Arming the timer is the timed wait's one allocation
-    // point (the timer heap grows). Before the fix the waiter was queued and
-    // the lock released before arming: bad_alloc then left the waiter's
-    // stack node in the queue (a later notify wrote to a dead frame) and the
-    // lock released under the caller's guard.
+    // Arming the timer is the timed wait's one allocation point (the timer
+    // heap grows). The timer is armed before the waiter is queued and the
+    // lock released: otherwise bad_alloc would leave the waiter's stack node
+    // in the queue (a later notify writing to a dead frame) and the lock
+    // released under the caller's guard.
     on_processors([](troupe::cluster& c) {
         for (from ctx : both_contexts) {
             CAPTURE(name_of(ctx));
