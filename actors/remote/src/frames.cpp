@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "troupe/defaults/remote.hpp"
 #include "troupe/remote/message.hpp"
 
 namespace troupe::remote::detail {
