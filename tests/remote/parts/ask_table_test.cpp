@@ -5,6 +5,7 @@
 // its destructor's abandon() returned (TSan and a poisoned field check it).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <random>
@@ -144,16 +145,22 @@ TEST_CASE("ask table: replies, a rank's end, cancels and destructors race; each 
     for (int i = 0; i < total; ++i) posted[i].store(0);
     std::atomic<int> ended_by_owner{0}, askers_done{0};
     std::atomic<int> unanswered{0};  // (no doctest assertion on these threads)
+    // Each asker's current ask (index within its range), for the replier.
+    std::atomic<int> current[askers] = {};
 
     auto asker = [&](int who) {
         std::mt19937 rng{static_cast<unsigned>(who + 1)};
         for (int i = 0; i < per_asker; ++i) {
             const int n = who * per_asker + i;
+            current[who].store(i, std::memory_order_release);
             test_request& q = reqs[n];
             const int to = 1 + n % 2;  // rank 1's asks also race its end
             const std::uint64_t id = t.add(q, &complete, to, "test.race");
             posted[n].store(id, std::memory_order_release);
-            for (unsigned spin = rng() % 64; spin > 0; --spin) std::this_thread::yield();
+            // A random pause (a busy one: a yield on a loaded machine can
+            // cost a time slice, and there are 32 on average per ask).
+            for (unsigned spin = rng() % 512; spin > 0; --spin)
+                std::atomic_signal_fence(std::memory_order_seq_cst);
             switch (rng() % 3) {
             case 0:  // waits for the reply
                 while (!q.answered.load(std::memory_order_acquire)) std::this_thread::yield();
@@ -171,21 +178,33 @@ TEST_CASE("ask table: replies, a rank's end, cancels and destructors race; each 
         }
         askers_done.fetch_add(1, std::memory_order_release);
     };
-    // Replies: every posted id, round after round (a second reply to an ask
-    // finds nothing), until the askers are done.
+    // Replies, round after round until the askers are done: each round
+    // answers every asker's current ask and its two before (a second reply
+    // to an ask finds nothing; a reply to an abandoned one frees its slot),
+    // and a last round after the askers finished answers every posted id
+    // (the late replies of asks abandoned unanswered). A round is short, so
+    // a waiting asker is answered soon.
+    auto reply_to = [&](int n) {
+        const std::uint64_t id = posted[n].load(std::memory_order_acquire);
+        if (id == 0) return;
+        rd::ask_table::completion c = t.take(id);
+        if (c.q) {
+            byte_reader none{nullptr, 0};
+            c.fn(*c.q, rd::frame_kind::reply_value, none, 1);
+        }
+    };
     auto replier = [&] {
         for (;;) {
             const bool last = askers_done.load(std::memory_order_acquire) == askers;
-            for (int n = 0; n < total; ++n) {
-                const std::uint64_t id = posted[n].load(std::memory_order_acquire);
-                if (id == 0) continue;
-                rd::ask_table::completion c = t.take(id);
-                if (c.q) {
-                    byte_reader none{nullptr, 0};
-                    c.fn(*c.q, rd::frame_kind::reply_value, none, 1);
-                }
+            if (last) {
+                for (int n = 0; n < total; ++n) reply_to(n);
+                return;
             }
-            if (last) return;  // a whole round after the last asker finished
+            for (int w = 0; w < askers; ++w) {
+                const int i = current[w].load(std::memory_order_acquire);
+                for (int k = std::max(0, i - 2); k <= i; ++k) reply_to(w * per_asker + k);
+            }
+            std::this_thread::yield();
         }
     };
     // Rank 1 ending, again and again (its goodbye's scan).
