@@ -9,7 +9,9 @@
 //
 // (bench/README.md, "RESULT lines"). Header-only, no troupe dependency, so the
 // twins link nothing but their own system.
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -106,6 +108,23 @@ inline std::string option_text(int argc, char** argv, const char* name, const ch
             return a + 3 + len;
     }
     return fallback;
+}
+
+/// The binding label of a RESULT line: --binding=NAME when given (the
+/// launch line says how mpirun bound the ranks), else what this process's
+/// CPU mask shows, so a plain `mpirun -np 2` (one core per rank) is never
+/// labelled unbound: "core" (one CPU), "none" (every online CPU) or
+/// "cpusN" (N of them).
+inline std::string binding_label(int argc, char** argv) {
+    const std::string given = option_text(argc, argv, "binding", "");
+    if (!given.empty()) return given;
+    cpu_set_t set;
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
+    const int allowed = CPU_COUNT(&set);
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (allowed == 1) return "core";
+    if (allowed >= online) return "none";
+    return "cpus" + std::to_string(allowed);
 }
 
 /// Measures seconds since its construction.

@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
     const int peer = w.rank() ^ 1;
     const bool lead = w.rank() % 2 == 0;
     // --binding=NAME (bench/remote/run.sh): how mpirun bound the ranks.
-    const std::string tag = "ranks=" + std::to_string(w.size()) +
-                            " binding=" + bench::option_text(argc, argv, "binding", "none");
+    const std::string tag =
+        "ranks=" + std::to_string(w.size()) + " binding=" + bench::binding_label(argc, argv);
     const long n = bench::option(argc, argv, "n", 100000);
     const long asks = bench::option(argc, argv, "asks", std::max(n / 5, 1000L));
     troupe::actor_system sys{1};

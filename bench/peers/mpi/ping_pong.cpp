@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
     if (size % 2 != 0) bench::fail("run with an even number of ranks (mpirun -np 2)");
     const int peer = rank ^ 1, lead = rank % 2 == 0;
     // --binding=NAME (bench/remote/run.sh): how mpirun bound the ranks.
-    const std::string tag = "ranks=" + std::to_string(size) +
-                            " binding=" + bench::option_text(argc, argv, "binding", "none");
+    const std::string tag =
+        "ranks=" + std::to_string(size) + " binding=" + bench::binding_label(argc, argv);
     const long n = bench::option(argc, argv, "n", 100000);
     long v = 0;
     MPI_Barrier(MPI_COMM_WORLD);
