@@ -227,6 +227,7 @@ void worker::process(mailbox& mb) {
     const std::uint64_t trace_t0 = tracing ? trace::batch_begin(n) : 0;
     // No atomics from here to the clear: the batch is ours alone.
     last_flush_ = timestamp();
+    yield_woke_ = false;
     batch_began.store(last_flush_, std::memory_order_relaxed);
     batch_ = &mb;
     local_budget_ = defaults::actors::batch_append_budget;

@@ -32,6 +32,22 @@ void worker::block_in_behaviour() {
     if (exec.any_parked()) exec.wake_one_parked(index);
 }
 
+// A behaviour that yields is waiting for others by polling (a loop on
+// this_thread::yield until another actor has acted). Its sends must not
+// wait for the batch's end, or it may poll for the effect of its own
+// staged send forever; and a worker that parked before this batch began
+// slept without a timeout, so only a wake brings it to steal what queues
+// up here (it then keeps looking, with a timed park, while we are in a
+// batch: park_idle). One wake per batch: a polling loop yields often, and
+// the woken worker needs no second call.
+void worker::yield_in_behaviour() {
+    flush_stages();
+    if (!exec.stealing || yield_woke_) return;
+    yield_woke_ = true;
+    full_fence();  // as flush_before_blocking: batch_began before the sleepers load
+    if (exec.any_parked()) exec.wake_one_parked(index);
+}
+
 namespace {
 // core's block hook (troupe/detail/block_hook.hpp): park() calls it when a
 // behaviour of this worker is about to put the worker's kernel thread to
@@ -60,8 +76,13 @@ void worker_about_to_park(void* self) noexcept {
     auto* w = static_cast<worker*>(self);
     if (w->in_batch()) w->block_in_behaviour();
 }
+// core's yield hooks (OS-thread and user-thread workers alike).
+void about_to_yield(void* self) noexcept {
+    auto* w = static_cast<worker*>(self);
+    if (w->in_batch()) w->yield_in_behaviour();
+}
 const user_thread_hooks user_worker_hooks{&worker_switched_in, &worker_switched_out,
-                                          &worker_about_to_park};
+                                          &worker_about_to_park, &about_to_yield};
 }  // namespace
 
 void worker::enter_thread() noexcept {
@@ -74,6 +95,7 @@ void worker::enter_thread() noexcept {
     } else {
         tls_worker = this;
         set_block_hook(&about_to_block, this);
+        set_yield_hook(&about_to_yield, this);
     }
 }
 
@@ -82,6 +104,7 @@ void worker::leave_thread() noexcept {
         set_user_thread_hooks(nullptr, nullptr);  // clears tls_worker (switched_out)
     } else {
         set_block_hook(nullptr, nullptr);
+        set_yield_hook(nullptr, nullptr);
         tls_worker = nullptr;
     }
 }

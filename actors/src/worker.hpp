@@ -203,6 +203,10 @@ public:
     // (core's about_to_park hook): flush, mark the worker blocked, wake a
     // parked worker to take what queues up behind it.
     void block_in_behaviour();
+    // A behaviour of this worker yields (core's yield hooks): hand out the
+    // staged sends, and once per batch wake a parked worker to come and
+    // look (what it waits for may be queued behind this batch).
+    void yield_in_behaviour();
 
     // User-thread workers: set while a behaviour has parked this worker's
     // user thread (block_in_behaviour, seq_cst), cleared when it runs again
@@ -288,6 +292,8 @@ private:
     // start of the batch or its latest early flush (timestamp()).
     std::uint32_t staged_rounds_ = 0;  // pipeline wraps while full, mod long_batch_checks
     std::uint64_t last_flush_ = 0;
+    // yield_in_behaviour woke a parked worker in this batch already.
+    bool yield_woke_ = false;
     // Sends not yet staged (oldest at (pipe_head_ - pipe_count_)).
     static constexpr std::uint32_t pipeline_size = 8;
     static constexpr std::uint32_t long_batch_checks =

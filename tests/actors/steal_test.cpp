@@ -195,6 +195,59 @@ TEST_CASE(
     }
 }
 
+// A behaviour that yields until another actor has run what it sent (CAF
+// and Akka deliver at once, so such a loop works there with two workers).
+// troupe stages a batch's sends until the batch ends; a yield inside a
+// behaviour must hand them out and get a parked worker looking, or the
+// loop waits forever for a message still in its own worker's stage. Here
+// the one message of the batch is short (no early flush) and the other
+// worker is parked before the batch begins (an untimed sleep).
+namespace yield_wait {
+
+struct ping : troupe::message {
+    ping() : message(troupe::Delete) {}
+};
+
+struct target : troupe::actor {
+    std::atomic<long> received{0};
+    troupe::allocation receive(ping&) {
+        received.fetch_add(1, std::memory_order_release);
+        return troupe::Nodelete;
+    }
+};
+
+struct waiter : troupe::actor {
+    target* next = nullptr;
+    std::atomic<bool> done{false};
+    troupe::allocation receive(ping&) {
+        next = new target;  // created in this worker's range
+        *next | *new ping;
+        while (next->received.load(std::memory_order_acquire) == 0) troupe::this_thread::yield();
+        done.store(true, std::memory_order_release);
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace yield_wait
+
+TEST_CASE("a behaviour yielding until another actor ran its send does not wait forever") {
+    troupe_test::watchdog wd{"yield wait"};
+    for (int round = 0; round < 20; ++round) {
+        troupe::actor_system sys{troupe_test::workers(2)};
+        yield_wait::waiter w;
+        // Both workers parked (nothing to do) before the message arrives,
+        // so no batch is running when they park: they sleep without timeout.
+        troupe_test::wait_until([&] { return sys.parked_workers() == 2; });
+        w | *new yield_wait::ping;
+        troupe_test::wait_until([&] { return w.done.load(std::memory_order_acquire); });
+        CHECK(w.next->received.load() == 1);
+        *w.next | troupe::finished_msg;
+        w | troupe::finished_msg;
+        sys.stop();
+        delete w.next;
+    }
+}
+
 TEST_CASE("unbalanced load: FIFO per sender and one worker per actor, every heuristic") {
     for (auto policy : {troupe::victim_policy::random, troupe::victim_policy::longest,
                         troupe::victim_policy::locality}) {

@@ -51,6 +51,7 @@ struct block_hook {
     void* arg = nullptr;
 };
 [[gnu::tls_model("initial-exec")]] thread_local block_hook tls_block_hook;
+[[gnu::tls_model("initial-exec")]] thread_local block_hook tls_yield_hook;
 
 bool multi_core() noexcept {
     // The affinity mask, not the machine: a process confined to one CPU
@@ -142,6 +143,11 @@ bool spin_for_permit(os_context& self, Consume try_consume) noexcept {
 }  // namespace
 
 void set_block_hook(block_hook_fn fn, void* arg) noexcept { tls_block_hook = {fn, arg}; }
+void set_yield_hook(block_hook_fn fn, void* arg) noexcept { tls_yield_hook = {fn, arg}; }
+void run_yield_hook() noexcept {
+    if (const block_hook h = tls_yield_hook; h.fn) [[unlikely]]
+        h.fn(h.arg);
+}
 
 void set_user_thread_hooks(const user_thread_hooks* hooks, void* arg) noexcept {
     fiber* f = static_cast<fiber*>(tls_running);

@@ -327,6 +327,8 @@ private:
 processor* current_processor() noexcept;
 // The user thread running on this kernel thread, or nullptr (an OS thread).
 fiber* current_fiber() noexcept;
+// The calling OS thread's yield hook (set_yield_hook), if any (context.cpp).
+void run_yield_hook() noexcept;
 // Sets what current_processor() returns on this kernel thread (a guest).
 void set_current_processor(processor* p) noexcept;
 // park() on an OS thread, before it spins and sleeps: if the thread lends

@@ -153,9 +153,16 @@ void fiber_join_noexcept(fiber* f) noexcept {
 namespace this_thread {
 
 void yield() noexcept {
-    if (detail::fiber* f = detail::current_fiber())
+    // The runtime owning this thread hears of the yield first (its yield
+    // hook, troupe/detail/block_hook.hpp).
+    if (detail::fiber* f = detail::current_fiber()) {
+        if (const detail::user_thread_hooks* h = f->hooks; h && h->about_to_yield) [[unlikely]]
+            h->about_to_yield(f->hooks_arg);
         detail::processor::switch_out(f, detail::post_action::yield);
-    else std::this_thread::yield();
+    } else {
+        detail::run_yield_hook();
+        std::this_thread::yield();
+    }
 }
 
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {

@@ -20,6 +20,14 @@ using block_hook_fn = void (*)(void* arg) noexcept;
 /// The hook runs on the blocking thread; it must not park.
 void set_block_hook(block_hook_fn fn, void* arg) noexcept;
 
+/// Installs `fn(arg)` for the calling kernel thread (nullptr removes it):
+/// this_thread::yield() calls it on an OS thread before it yields. A yield
+/// inside user code says "let others run": the executor's workers hand out
+/// what the running behaviour has staged, so a behaviour that yields until
+/// another actor has acted cannot wait on its own staged send. It must not
+/// park.
+void set_yield_hook(block_hook_fn fn, void* arg) noexcept;
+
 /// Hooks attached to one user thread. Each is nothrow and must not park;
 /// switched_in and switched_out must both be set.
 struct user_thread_hooks {
@@ -32,6 +40,9 @@ struct user_thread_hooks {
     /// On the user thread itself in park(), when no permit is banked and it
     /// is about to switch out (not in yield). It may yield.
     block_hook_fn about_to_park = nullptr;
+    /// On the user thread itself in this_thread::yield(), before it
+    /// switches out (set_yield_hook's counterpart). It must not park.
+    block_hook_fn about_to_yield = nullptr;
 };
 
 /// Attaches `hooks` (static storage; nullptr detaches) with `arg` to the
