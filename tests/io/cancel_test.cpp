@@ -116,8 +116,9 @@ TEST_CASE("a stop wakes a user thread waiting in recv: cancelled, and the bytes 
         {1, 2});
 }
 
-TEST_CASE("a stop wakes an OS thread waiting in read, and one requested before the call "
-          "consumes nothing") {
+TEST_CASE(
+    "a stop wakes an OS thread waiting in read, and one requested before the call "
+    "consumes nothing") {
     socket_pair s;
     troupe::stop_source stop;
     std::atomic<bool> cancelled{false};
@@ -145,8 +146,9 @@ TEST_CASE("a stop wakes an OS thread waiting in read, and one requested before t
     CHECK(empty_now(s.b));  // the cancelled write wrote nothing
 }
 
-TEST_CASE("connection read_some and listener accept take a token; a cancelled accept leaves the "
-          "pending connection") {
+TEST_CASE(
+    "connection read_some and listener accept take a token; a cancelled accept leaves the "
+    "pending connection") {
     on_processors(
         [](troupe::cluster& c) {
             troupe_test::leak_check no_leaks;
@@ -156,7 +158,8 @@ TEST_CASE("connection read_some and listener accept take a token; a cancelled ac
             bool accept_cancelled = false;
             troupe::thread acceptor{c, [&] {
                                         try {
-                                            io::connection x = ln.accept({}, stop_accept.get_token());
+                                            io::connection x =
+                                                ln.accept({}, stop_accept.get_token());
                                         } catch (const troupe::cancelled&) {
                                             accept_cancelled = true;
                                         }
@@ -175,8 +178,8 @@ TEST_CASE("connection read_some and listener accept take a token; a cancelled ac
                 troupe::thread r{c, [&] {
                                      char b[16];
                                      try {
-                                         std::size_t n =
-                                             server.read_some(b, sizeof b, {}, stop_read.get_token());
+                                         std::size_t n = server.read_some(b, sizeof b, {},
+                                                                          stop_read.get_token());
                                          (void)n;
                                      } catch (const troupe::cancelled&) {
                                          read_cancelled = true;
@@ -347,8 +350,9 @@ TEST_CASE("a FIFO opened as a file waits by readiness: its deadline and its stop
     ::unlink(path.c_str());
 }
 
-TEST_CASE("io_uring: a file operation in flight is cancelled by a stop or its deadline and its "
-          "completion reaped; nothing is consumed") {
+TEST_CASE(
+    "io_uring: a file operation in flight is cancelled by a stop or its deadline and its "
+    "completion reaped; nothing is consumed") {
     if (std::string(io::engine_name()) != "io_uring") {
         MESSAGE("engine is " << io::engine_name() << ": no submitted file operations");
         return;
