@@ -51,8 +51,9 @@ double waited_seconds(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("the dump names an I/O wait's descriptor, operation, bytes, peer, and how long it has "
-          "lasted while its processor is busy") {
+TEST_CASE(
+    "the dump names an I/O wait's descriptor, operation, bytes, peer, and how long it has "
+    "lasted while its processor is busy") {
     troupe_test::watchdog w{"io dump"};
     // One processor that never sleeps: a busy thread runs on it for the
     // whole test, so nothing but the wait itself can time the wait (the
@@ -131,9 +132,8 @@ TEST_CASE("with every kind of I/O wait parked, nobody is reported asleep; each i
     troupe::stop_source never;  // a token nobody stops
     char b = 0, d = 0;
     troupe::thread reader{c, [&] { CHECK(io::read(s[0], &b, 1, {}, never.get_token()) == 1); }};
-    troupe::thread helper_user{c, [&] {
-                                   CHECK(io::blocking([&] { return ::read(p[0], &d, 1); }) == 1);
-                               }};
+    troupe::thread helper_user{
+        c, [&] { CHECK(io::blocking([&] { return ::read(p[0], &d, 1); }) == 1); }};
     troupe::thread acceptor{c, [&] {
                                 io::connection x = ln.accept({}, never.get_token());
                                 CHECK(x.is_open());
