@@ -100,7 +100,8 @@ std::size_t file_call(int fd, bool write, void* buf, std::size_t n, ::off_t offs
     return std::size_t(r);
 }
 
-std::size_t check_zero(int fd, const char* op) {
+std::size_t check_zero(int fd, const char* op, const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled(op, fd);
     auto [pd, gen] = attach(fd);
     op_ref ref(*pd, gen, op);  // closed_error after io::close
     return 0;
@@ -114,14 +115,14 @@ using namespace detail;
 // A zero-length transfer returns 0 at once (after checking the descriptor):
 // a socket would answer EAGAIN to it and the call would wait for nothing.
 std::size_t read(int fd, void* buf, std::size_t n, deadline d, const stop_token& tok) {
-    if (n == 0) return check_zero(fd, "read");
+    if (n == 0) return check_zero(fd, "read", tok);
     auto [pd, gen] = attach(fd);
     if (is_regular(*pd)) return file_call(fd, false, buf, n, -1, "read", d, tok);
     return io_call(fd, false, "read", n, d, tok, [&] { return ::read(fd, buf, n); });
 }
 
 std::size_t write(int fd, const void* buf, std::size_t n, deadline d, const stop_token& tok) {
-    if (n == 0) return check_zero(fd, "write");
+    if (n == 0) return check_zero(fd, "write", tok);
     auto [pd, gen] = attach(fd);
     if (is_regular(*pd)) return file_call(fd, true, const_cast<void*>(buf), n, -1, "write", d, tok);
     return io_call(fd, true, "write", n, d, tok, [&] { return ::write(fd, buf, n); });
@@ -130,7 +131,7 @@ std::size_t write(int fd, const void* buf, std::size_t n, deadline d, const stop
 std::size_t readv(int fd, const ::iovec* iov, int count, deadline d, const stop_token& tok) {
     std::size_t bytes = 0;
     for (int i = 0; i < count; ++i) bytes += iov[i].iov_len;
-    if (bytes == 0) return check_zero(fd, "readv");
+    if (bytes == 0) return check_zero(fd, "readv", tok);
     auto [pd, gen] = attach(fd);
     if (is_regular(*pd)) {
         check_before(d, tok, "readv", fd);
@@ -148,7 +149,7 @@ std::size_t readv(int fd, const ::iovec* iov, int count, deadline d, const stop_
 std::size_t writev(int fd, const ::iovec* iov, int count, deadline d, const stop_token& tok) {
     std::size_t bytes = 0;
     for (int i = 0; i < count; ++i) bytes += iov[i].iov_len;
-    if (bytes == 0) return check_zero(fd, "writev");
+    if (bytes == 0) return check_zero(fd, "writev", tok);
     auto [pd, gen] = attach(fd);
     if (is_regular(*pd)) {
         check_before(d, tok, "writev", fd);
@@ -165,7 +166,7 @@ std::size_t writev(int fd, const ::iovec* iov, int count, deadline d, const stop
 
 std::size_t pread(int fd, void* buf, std::size_t n, ::off_t offset, deadline d,
                   const stop_token& tok) {
-    if (n == 0) return check_zero(fd, "pread");
+    if (n == 0) return check_zero(fd, "pread", tok);
     if (offset < 0) throw error(EINVAL, "pread", fd);
     auto [pd, gen] = attach(fd);
     if (is_regular(*pd)) return file_call(fd, false, buf, n, offset, "pread", d, tok);
@@ -174,7 +175,7 @@ std::size_t pread(int fd, void* buf, std::size_t n, ::off_t offset, deadline d,
 
 std::size_t pwrite(int fd, const void* buf, std::size_t n, ::off_t offset, deadline d,
                    const stop_token& tok) {
-    if (n == 0) return check_zero(fd, "pwrite");
+    if (n == 0) return check_zero(fd, "pwrite", tok);
     if (offset < 0) throw error(EINVAL, "pwrite", fd);
     auto [pd, gen] = attach(fd);
     if (is_regular(*pd))
@@ -183,13 +184,13 @@ std::size_t pwrite(int fd, const void* buf, std::size_t n, ::off_t offset, deadl
 }
 
 std::size_t recv(int fd, void* buf, std::size_t n, int flags, deadline d, const stop_token& tok) {
-    if (n == 0) return check_zero(fd, "recv");
+    if (n == 0) return check_zero(fd, "recv", tok);
     return io_call(fd, false, "recv", n, d, tok, [&] { return ::recv(fd, buf, n, flags); });
 }
 
 std::size_t send(int fd, const void* buf, std::size_t n, int flags, deadline d,
                  const stop_token& tok) {
-    if (n == 0) return check_zero(fd, "send");
+    if (n == 0) return check_zero(fd, "send", tok);
     return io_call(fd, true, "send", n, d, tok,
                    [&] { return ::send(fd, buf, n, flags | MSG_NOSIGNAL); });
 }

@@ -143,6 +143,7 @@ TEST_CASE(
     CHECK(drain(s.b, 3) == "xyz");
     CHECK_THROWS_AS((void)io::write(s.a, "q", 1, {}, stop.get_token()), troupe::cancelled);
     CHECK_THROWS_AS(io::wait_readable(s.b, {}, stop.get_token()), troupe::cancelled);
+    CHECK_THROWS_AS((void)io::read(s.b, b, 0, {}, stop.get_token()), troupe::cancelled);
     CHECK(empty_now(s.b));  // the cancelled write wrote nothing
 }
 
@@ -428,6 +429,63 @@ TEST_CASE("io_uring: an OS thread's file operation in flight is cancelled by a s
     t.join();
     CHECK(res == -ECANCELED);
     CHECK(ended == io::detail::wake_reason::cancelled);
+    ::close(p[0]);
+    ::close(p[1]);
+}
+
+TEST_CASE(
+    "io_uring: a stop racing a file operation's completion: the byte reaches exactly one "
+    "side") {
+    if (std::string(io::engine_name()) != "io_uring") return;
+    int p[2];
+    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    io::detail::engine& e = io::detail::the_engine();
+    on_processors(
+        [&](troupe::cluster& c) {
+            const int rounds = troupe_test::scaled(200, 10);
+            int done = 0, cancelled = 0;
+            for (int round = 0; round < rounds; ++round) {
+                troupe::stop_source stop;
+                std::atomic<bool> submitted{false};
+                long res = 0;
+                io::detail::wake_reason ended = io::detail::wake_reason::none;
+                char b = 0;
+                troupe::thread op{c, [&] {
+                                      submitted = true;
+                                      res = e.file_op(false, p[0], &b, 1, 0, {}, stop.get_token(),
+                                                      ended);
+                                  }};
+                troupe::thread racer{c, [&] {
+                                         wait_until([&] { return submitted.load(); });
+                                         const char x = char('a' + round % 26);
+                                         if (round % 2) {
+                                             REQUIRE(::write(p[1], &x, 1) == 1);
+                                             stop.request_stop();
+                                         } else {
+                                             stop.request_stop();
+                                             REQUIRE(::write(p[1], &x, 1) == 1);
+                                         }
+                                     }};
+                racer.join();
+                op.join();
+                if (res == 1) {
+                    CHECK(b == char('a' + round % 26));
+                    ++done;
+                } else {
+                    CHECK(res == -ECANCELED);
+                    CHECK(ended == io::detail::wake_reason::cancelled);
+                    char z = 0;  // the byte is still in the pipe
+                    REQUIRE(::read(p[0], &z, 1) == 1);
+                    CHECK(z == char('a' + round % 26));
+                    ++cancelled;
+                }
+            }
+            CHECK(done + cancelled == rounds);
+        },
+        {1, 2});
+    ::fcntl(p[0], F_SETFL, O_NONBLOCK);
+    char z;
+    CHECK(::read(p[0], &z, 1) == -1);  // nothing left over
     ::close(p[0]);
     ::close(p[1]);
 }

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -43,10 +42,10 @@ std::string wait_line(const std::string& dump, int fd, const std::string& op) {
 
 // The seconds of "waiting for X s" in a dump line (-1 if absent).
 double waited_seconds(const std::string& line) {
-    std::smatch m;
-    static const std::regex re("waiting for ([0-9.]+) s");
-    if (!std::regex_search(line, m, re)) return -1;
-    return std::strtod(m[1].str().c_str(), nullptr);
+    const std::string key = "waiting for ";
+    const std::size_t at = line.find(key);
+    if (at == std::string::npos) return -1;
+    return std::strtod(line.c_str() + at + key.size(), nullptr);
 }
 
 }  // namespace

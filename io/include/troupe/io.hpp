@@ -614,7 +614,10 @@ class file {
 public:
     file() noexcept = default;
     /// open(2) with `flags` (O_RDONLY, O_WRONLY | O_CREAT | O_TRUNC, ...)
-    /// and `mode` for created files. Throws io::error naming the path.
+    /// and `mode` for created files, through io::blocking. Throws io::error
+    /// naming the path. No deadline: open(2) cannot be abandoned once it
+    /// runs. A FIFO's open waits for its other end as open(2) does: open
+    /// one with O_RDWR (or O_RDONLY | O_NONBLOCK) to not wait.
     static file open(const std::string& path, int flags, ::mode_t mode = 0644);
     file(file&& o) noexcept
         : fd_(std::exchange(o.fd_, -1)),
