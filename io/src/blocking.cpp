@@ -13,6 +13,7 @@
 
 #include "engine.hpp"
 #include "troupe/detail/service_thread.hpp"
+#include "troupe/detail/trace.hpp"
 #include "troupe/detail/wait_reason.hpp"
 #include "troupe/thread.hpp"
 
@@ -114,8 +115,14 @@ void run_blocking(void (*call)(void*), void* arg) {
     }
     {
         troupe::detail::wait_scope ws("io::blocking", nullptr, &c, &blocking_describer);
-        do park();  // takes the helper's one unpark (see wait_ready)
-        while (!node.released());
+        // Timed now: an I/O wait is often long and its processor busy (the
+        // watch thread times waits only when processors sleep), and a clock
+        // read is nothing beside the system calls around it.
+        troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
+        do {  // takes the helper's one unpark (see wait_ready)
+            troupe::detail::trace::note_park("io::blocking");
+            park();
+        } while (!node.released());
     }
     outside_calls.fetch_sub(1, std::memory_order_relaxed);
 }

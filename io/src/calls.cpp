@@ -17,11 +17,31 @@ namespace troupe::io {
 namespace detail {
 namespace {
 
+// Throws what ended a wait, unless it is readiness.
+void end_wait(wake_reason why, const char* op, int fd) {
+    switch (why) {
+    case wake_reason::timeout: throw timeout_error(op, fd);
+    case wake_reason::closed: throw closed_error(op, fd);
+    case wake_reason::cancelled: throw_cancelled(op, fd);
+    default: break;
+    }
+}
+
+// A deadline passed or a stop requested before an operation that cannot
+// be abandoned once started (a helper thread's system call).
+void check_before(const deadline& d, const stop_token& tok, const char* op, int fd) {
+    if (tok.stop_requested()) throw_cancelled(op, fd);
+    if (d.is_set() && d.at() <= deadline::clock::now()) throw timeout_error(op, fd);
+}
+
 // Runs `sys` (a non-blocking system call returning ssize_t) until it
 // succeeds, waiting for direction `write` on EAGAIN.
 template <class Sys>
 std::size_t io_call(int fd, bool write, const char* op, std::size_t bytes, const deadline& d,
-                    Sys&& sys) {
+                    const stop_token& tok, Sys&& sys) {
+    // A stop requested before the call: nothing is tried (the call may not
+    // have to wait at all, but a cancelled call must not transfer).
+    if (tok.stop_requested()) throw_cancelled(op, fd);
     auto [pd, gen] = attach(fd);
     op_ref ref(*pd, gen, op);
     std::atomic<std::uint32_t>& seq = write ? pd->wseq : pd->rseq;
@@ -39,14 +59,11 @@ std::size_t io_call(int fd, bool write, const char* op, std::size_t bytes, const
         if (pd->always_ready) {
             // Refused a wait (epoll: EPERM) yet not ready: poll by yielding.
             if (d.is_set() && d.at() <= deadline::clock::now()) throw timeout_error(op, fd);
+            if (tok.stop_requested()) throw_cancelled(op, fd);
             troupe::this_thread::yield();
             continue;
         }
-        switch (wait_ready(*pd, gen, write, seen, d, info)) {
-        case wake_reason::timeout: throw timeout_error(op, fd);
-        case wake_reason::closed: throw closed_error(op, fd);
-        default: break;
-        }
+        end_wait(wait_ready(*pd, gen, write, seen, d, tok, info), op, fd);
     }
 }
 
@@ -59,12 +76,16 @@ bool is_regular(poll_desc& pd) noexcept {
 // A regular file: submitted (io_uring) or run on a helper thread (epoll),
 // never a processor blocked on the disk. offset -1: the file position.
 std::size_t file_call(int fd, bool write, void* buf, std::size_t n, ::off_t offset, const char* op,
-                      const deadline& d) {
-    if (d.is_set() && d.at() <= deadline::clock::now()) throw timeout_error(op, fd);
+                      const deadline& d, const stop_token& tok) {
+    check_before(d, tok, op, fd);
     engine& e = the_engine();
     long r;
     if (e.async_files() && n <= 0x7ffff000u) {
-        r = e.file_op(write, fd, buf, n, offset);
+        wake_reason ended = wake_reason::none;
+        r = e.file_op(write, fd, buf, n, offset, d, tok, ended);
+        // Cancelled by the deadline or the stop before the kernel did it:
+        // nothing transferred. Done anyway: the result stands.
+        if (ended != wake_reason::none && (r == -ECANCELED || r == -EINTR)) end_wait(ended, op, fd);
     } else {
         r = blocking([&]() -> long {
             ::ssize_t k;
@@ -79,7 +100,8 @@ std::size_t file_call(int fd, bool write, void* buf, std::size_t n, ::off_t offs
     return std::size_t(r);
 }
 
-std::size_t check_zero(int fd, const char* op) {
+std::size_t check_zero(int fd, const char* op, const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled(op, fd);
     auto [pd, gen] = attach(fd);
     op_ref ref(*pd, gen, op);  // closed_error after io::close
     return 0;
@@ -92,26 +114,27 @@ using namespace detail;
 
 // A zero-length transfer returns 0 at once (after checking the descriptor):
 // a socket would answer EAGAIN to it and the call would wait for nothing.
-std::size_t read(int fd, void* buf, std::size_t n, deadline d) {
-    if (n == 0) return check_zero(fd, "read");
+std::size_t read(int fd, void* buf, std::size_t n, deadline d, const stop_token& tok) {
+    if (n == 0) return check_zero(fd, "read", tok);
     auto [pd, gen] = attach(fd);
-    if (is_regular(*pd)) return file_call(fd, false, buf, n, -1, "read", d);
-    return io_call(fd, false, "read", n, d, [&] { return ::read(fd, buf, n); });
+    if (is_regular(*pd)) return file_call(fd, false, buf, n, -1, "read", d, tok);
+    return io_call(fd, false, "read", n, d, tok, [&] { return ::read(fd, buf, n); });
 }
 
-std::size_t write(int fd, const void* buf, std::size_t n, deadline d) {
-    if (n == 0) return check_zero(fd, "write");
+std::size_t write(int fd, const void* buf, std::size_t n, deadline d, const stop_token& tok) {
+    if (n == 0) return check_zero(fd, "write", tok);
     auto [pd, gen] = attach(fd);
-    if (is_regular(*pd)) return file_call(fd, true, const_cast<void*>(buf), n, -1, "write", d);
-    return io_call(fd, true, "write", n, d, [&] { return ::write(fd, buf, n); });
+    if (is_regular(*pd)) return file_call(fd, true, const_cast<void*>(buf), n, -1, "write", d, tok);
+    return io_call(fd, true, "write", n, d, tok, [&] { return ::write(fd, buf, n); });
 }
 
-std::size_t readv(int fd, const ::iovec* iov, int count, deadline d) {
+std::size_t readv(int fd, const ::iovec* iov, int count, deadline d, const stop_token& tok) {
     std::size_t bytes = 0;
     for (int i = 0; i < count; ++i) bytes += iov[i].iov_len;
-    if (bytes == 0) return check_zero(fd, "readv");
+    if (bytes == 0) return check_zero(fd, "readv", tok);
     auto [pd, gen] = attach(fd);
-    if (is_regular(*pd))
+    if (is_regular(*pd)) {
+        check_before(d, tok, "readv", fd);
         return blocking([&] {
             ::ssize_t k;
             do k = ::readv(fd, iov, count);
@@ -119,15 +142,17 @@ std::size_t readv(int fd, const ::iovec* iov, int count, deadline d) {
             if (k < 0) throw_errno(errno, "readv", fd);
             return std::size_t(k);
         });
-    return io_call(fd, false, "readv", bytes, d, [&] { return ::readv(fd, iov, count); });
+    }
+    return io_call(fd, false, "readv", bytes, d, tok, [&] { return ::readv(fd, iov, count); });
 }
 
-std::size_t writev(int fd, const ::iovec* iov, int count, deadline d) {
+std::size_t writev(int fd, const ::iovec* iov, int count, deadline d, const stop_token& tok) {
     std::size_t bytes = 0;
     for (int i = 0; i < count; ++i) bytes += iov[i].iov_len;
-    if (bytes == 0) return check_zero(fd, "writev");
+    if (bytes == 0) return check_zero(fd, "writev", tok);
     auto [pd, gen] = attach(fd);
-    if (is_regular(*pd))
+    if (is_regular(*pd)) {
+        check_before(d, tok, "writev", fd);
         return blocking([&] {
             ::ssize_t k;
             do k = ::writev(fd, iov, count);
@@ -135,38 +160,43 @@ std::size_t writev(int fd, const ::iovec* iov, int count, deadline d) {
             if (k < 0) throw_errno(errno, "writev", fd);
             return std::size_t(k);
         });
-    return io_call(fd, true, "writev", bytes, d, [&] { return ::writev(fd, iov, count); });
+    }
+    return io_call(fd, true, "writev", bytes, d, tok, [&] { return ::writev(fd, iov, count); });
 }
 
-std::size_t pread(int fd, void* buf, std::size_t n, ::off_t offset, deadline d) {
-    if (n == 0) return check_zero(fd, "pread");
+std::size_t pread(int fd, void* buf, std::size_t n, ::off_t offset, deadline d,
+                  const stop_token& tok) {
+    if (n == 0) return check_zero(fd, "pread", tok);
     if (offset < 0) throw error(EINVAL, "pread", fd);
     auto [pd, gen] = attach(fd);
-    if (is_regular(*pd)) return file_call(fd, false, buf, n, offset, "pread", d);
-    return io_call(fd, false, "pread", n, d, [&] { return ::pread(fd, buf, n, offset); });
+    if (is_regular(*pd)) return file_call(fd, false, buf, n, offset, "pread", d, tok);
+    return io_call(fd, false, "pread", n, d, tok, [&] { return ::pread(fd, buf, n, offset); });
 }
 
-std::size_t pwrite(int fd, const void* buf, std::size_t n, ::off_t offset, deadline d) {
-    if (n == 0) return check_zero(fd, "pwrite");
+std::size_t pwrite(int fd, const void* buf, std::size_t n, ::off_t offset, deadline d,
+                   const stop_token& tok) {
+    if (n == 0) return check_zero(fd, "pwrite", tok);
     if (offset < 0) throw error(EINVAL, "pwrite", fd);
     auto [pd, gen] = attach(fd);
-    if (is_regular(*pd)) return file_call(fd, true, const_cast<void*>(buf), n, offset, "pwrite", d);
-    return io_call(fd, true, "pwrite", n, d, [&] { return ::pwrite(fd, buf, n, offset); });
+    if (is_regular(*pd))
+        return file_call(fd, true, const_cast<void*>(buf), n, offset, "pwrite", d, tok);
+    return io_call(fd, true, "pwrite", n, d, tok, [&] { return ::pwrite(fd, buf, n, offset); });
 }
 
-std::size_t recv(int fd, void* buf, std::size_t n, int flags, deadline d) {
-    if (n == 0) return check_zero(fd, "recv");
-    return io_call(fd, false, "recv", n, d, [&] { return ::recv(fd, buf, n, flags); });
+std::size_t recv(int fd, void* buf, std::size_t n, int flags, deadline d, const stop_token& tok) {
+    if (n == 0) return check_zero(fd, "recv", tok);
+    return io_call(fd, false, "recv", n, d, tok, [&] { return ::recv(fd, buf, n, flags); });
 }
 
-std::size_t send(int fd, const void* buf, std::size_t n, int flags, deadline d) {
-    if (n == 0) return check_zero(fd, "send");
-    return io_call(fd, true, "send", n, d,
+std::size_t send(int fd, const void* buf, std::size_t n, int flags, deadline d,
+                 const stop_token& tok) {
+    if (n == 0) return check_zero(fd, "send", tok);
+    return io_call(fd, true, "send", n, d, tok,
                    [&] { return ::send(fd, buf, n, flags | MSG_NOSIGNAL); });
 }
 
-int accept(int fd, ::sockaddr* addr, ::socklen_t* len, deadline d) {
-    const int c = int(io_call(fd, false, "accept", 0, d, [&] {
+int accept(int fd, ::sockaddr* addr, ::socklen_t* len, deadline d, const stop_token& tok) {
+    const int c = int(io_call(fd, false, "accept", 0, d, tok, [&] {
         return ::ssize_t(::accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC));
     }));
     try {
@@ -178,7 +208,8 @@ int accept(int fd, ::sockaddr* addr, ::socklen_t* len, deadline d) {
     return c;
 }
 
-void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d) {
+void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d, const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled("connect", fd);
     auto [pd, gen] = attach(fd);
     op_ref ref(*pd, gen, "connect");
     for (;;) {
@@ -189,11 +220,7 @@ void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d) {
         if (e != EINPROGRESS && e != EAGAIN && e != EALREADY) throw_errno(e, "connect", fd);
         for (std::uint32_t s = seen;;) {
             const wait_info info{fd, "connect", 0};
-            switch (wait_ready(*pd, gen, true, s, d, info)) {
-            case wake_reason::timeout: throw timeout_error("connect", fd);
-            case wake_reason::closed: throw closed_error("connect", fd);
-            default: break;
-            }
+            end_wait(wait_ready(*pd, gen, true, s, d, tok, info), "connect", fd);
             s = pd->wseq.load(std::memory_order_acquire);
             int err = 0;
             ::socklen_t l = sizeof err;
@@ -240,7 +267,8 @@ void close(int fd) {
     if (::close(fd) != 0 && errno != EINTR) throw_errno(errno, "close", fd);
 }
 
-void wait_readable(int fd, deadline d) {
+void wait_readable(int fd, deadline d, const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled("wait_readable", fd);
     auto [pd, gen] = attach(fd);
     if (pd->always_ready) return;
     op_ref ref(*pd, gen, "wait_readable");
@@ -249,15 +277,12 @@ void wait_readable(int fd, deadline d) {
         ::pollfd p{fd, POLLIN, 0};
         if (::poll(&p, 1, 0) > 0) return;
         const wait_info info{fd, "wait_readable", 0};
-        switch (wait_ready(*pd, gen, false, seen, d, info)) {
-        case wake_reason::timeout: throw timeout_error("wait_readable", fd);
-        case wake_reason::closed: throw closed_error("wait_readable", fd);
-        default: break;
-        }
+        end_wait(wait_ready(*pd, gen, false, seen, d, tok, info), "wait_readable", fd);
     }
 }
 
-void wait_writable(int fd, deadline d) {
+void wait_writable(int fd, deadline d, const stop_token& tok) {
+    if (tok.stop_requested()) throw_cancelled("wait_writable", fd);
     auto [pd, gen] = attach(fd);
     if (pd->always_ready) return;
     op_ref ref(*pd, gen, "wait_writable");
@@ -266,11 +291,7 @@ void wait_writable(int fd, deadline d) {
         ::pollfd p{fd, POLLOUT, 0};
         if (::poll(&p, 1, 0) > 0) return;
         const wait_info info{fd, "wait_writable", 0};
-        switch (wait_ready(*pd, gen, true, seen, d, info)) {
-        case wake_reason::timeout: throw timeout_error("wait_writable", fd);
-        case wake_reason::closed: throw closed_error("wait_writable", fd);
-        default: break;
-        }
+        end_wait(wait_ready(*pd, gen, true, seen, d, tok, info), "wait_writable", fd);
     }
 }
 

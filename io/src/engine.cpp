@@ -263,6 +263,22 @@ std::string describe_wait(const void* resource) {
 
 const troupe::detail::wait_describer io_describer{&describe_wait, nullptr, "held by"};
 
+// A timer that only claims its node (no record): a file operation's deadline.
+void on_claim_timer(troupe::detail::timer_node& t) noexcept {
+    auto* n = static_cast<select_node*>(t.arg);
+    if (n->try_claim()) n->wake();
+}
+
+constexpr auto unsat = std::uintptr_t(select_status::unsat);
+
+// Whether the node that won `status` (one of the waiter's own nodes) made
+// its last touch of it: the waiter may leave.
+bool winner_released(const std::atomic<std::uintptr_t>& status) noexcept {
+    const std::uintptr_t st = status.load(std::memory_order_acquire);
+    return st > std::uintptr_t(select_status::run) &&
+           reinterpret_cast<const select_node*>(st)->released();
+}
+
 void on_timer(troupe::detail::timer_node& t) noexcept {
     // Under the timer lock, which the waiter's cancel takes before it
     // leaves: the node is alive here.
@@ -277,11 +293,25 @@ std::int64_t steady_ns(deadline::clock::time_point t) noexcept {
 }
 }  // namespace
 
+void throw_cancelled(const char* op, int fd) {
+    throw troupe::cancelled(message(op, fd) +
+                            ": cancelled (stop requested before the operation completed; "
+                            "nothing was transferred)");
+}
+
+void trace_wait(const wait_info& info, std::uint64_t t0) noexcept {
+    if (t0 != 0) troupe::detail::trace::io_wait(info.op, info.fd, info.bytes, t0);
+}
+
 wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32_t seen,
-                       const deadline& d, const wait_info& info) noexcept {
+                       const deadline& d, const stop_token& tok, const wait_info& info) noexcept {
+    if (tok.stop_requested()) return wake_reason::cancelled;
     if (d.is_set() && d.at() <= deadline::clock::now()) return wake_reason::timeout;
     std::atomic<std::uintptr_t> status{0};
-    select_node n(this_context(), status);
+    context& me = this_context();
+    // n: the descriptor's node (the poller, the timer and close claim it);
+    // sn: the stop's node. Both on one exclusive status word: one winner.
+    select_node n(me, status), sn(me, status);
     io_record rec;
     n.attach(rec);
     node_queue& q = write ? pd.writers : pd.readers;
@@ -317,21 +347,42 @@ wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32
             t.fire = nullptr;
         }
     }
-    {
-        troupe::detail::wait_scope ws(write ? "io wait (write)" : "io wait (read)", info.op, &info,
-                                      &io_describer, d.is_set() ? steady_ns(d.at()) : 0);
-        // Exactly one unpark comes (the claimer's): park at least once to
+    // A token registers only while nothing won yet (a won word needs no
+    // stop; its wake is owed). Claimed at registration (a stop requested
+    // since the check above): no unpark comes, so no park.
+    bool stop_registered = false, stopped_now = false;
+    if (tok.stop_possible() && status.load(std::memory_order_acquire) == unsat) {
+        stop_registered = true;
+        stopped_now = tok.register_select(sn);
+    }
+    if (!stopped_now) {
+        const char* kind = write ? "io wait (write)" : "io wait (read)";
+        troupe::detail::wait_scope ws(kind, info.op, &info, &io_describer,
+                                      d.is_set() ? steady_ns(d.at()) : 0);
+        // Timed now: an I/O wait is often long and its processor busy (the
+        // watch thread times waits only when processors sleep), and a clock
+        // read is nothing beside the system calls around it.
+        troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
+        const std::uint64_t t0 = troupe::detail::trace::on() ? troupe::detail::trace::now() : 0;
+        // Exactly one unpark comes (the winner's): park at least once to
         // take it even if the release is already visible (leaving with it
         // banked would end an unrelated later park early); a stray earlier
-        // permit cannot end the wait (released() is re-checked).
-        do park();
-        while (!n.released());
+        // permit cannot end the wait (the release is re-checked).
+        do {
+            troupe::detail::trace::note_park(kind);
+            park();
+        } while (!winner_released(status));
+        trace_wait(info, t0);
     }
     if (t.fire) troupe::detail::timer_cancel(t);
-    // Still queued if the timer won: unlink before the node goes away.
+    if (stop_registered) tok.unregister_select(sn);
+    // Still queued if the timer or the stop won: unlink before the node
+    // goes away.
     pd.lock.lock();
     q.remove(n);
     pd.lock.unlock();
+    if (status.load(std::memory_order_acquire) == reinterpret_cast<std::uintptr_t>(&sn))
+        return wake_reason::cancelled;
     return rec.reason;
 }
 
@@ -479,10 +530,23 @@ public:
         remove_poll(key(pd.fd, gen));
     }
     bool async_files() const noexcept override { return true; }
-    long file_op(bool write, int fd, void* buf, std::size_t n, ::off_t offset) override {
+    // The completion, the timer and the stop race for one exclusive status
+    // word (nodes cn, tn, sn). The completion winning ends the wait. The
+    // timer or the stop winning makes the waiter submit an ASYNC_CANCEL of
+    // the operation and wait again, for the completion (the kernel holds the
+    // buffer until it comes): that second wait is a handshake on
+    // `rec.late` (0: the waiter has not looked yet, 1: it parks for the
+    // completion, 2: completed), so the completion unparks it exactly once,
+    // and only if it parks (each phase owes one unpark, never two at once).
+    long file_op(bool write, int fd, void* buf, std::size_t n, ::off_t offset, const deadline& d,
+                 const stop_token& tok, wake_reason& ended) noexcept override {
+        ended = wake_reason::none;
+        std::atomic<std::uintptr_t> status{unsat};
+        context& me = this_context();
+        select_node cn(me, status), tn(me, status), sn(me, status);
         file_record rec;
-        select_node node(this_context());
-        rec.node = &node;
+        rec.node = &cn;
+        rec.waiter = &me;
         {
             std::lock_guard g{sq_};
             ::io_uring_sqe* sqe = get_sqe();
@@ -496,11 +560,63 @@ public:
         }
         wait_info info{fd, write ? "file write" : "file read", n};
         outside_calls.fetch_add(1, std::memory_order_relaxed);
-        {
-            troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer);
-            do park();  // takes the completion's one unpark (see wait_ready)
-            while (!node.released());
+        troupe::detail::timer_node t;
+        bool claimed_now = false;  // won without a wake (no unpark owed)
+        if (d.is_set()) {
+            t.deadline = d.at();
+            t.fire = &on_claim_timer;
+            t.arg = &tn;
+            try {
+                troupe::detail::timer_arm(t);
+            } catch (...) {
+                // No memory for the timer: the deadline counts as passed.
+                t.fire = nullptr;
+                claimed_now = tn.try_claim();
+            }
         }
+        bool stop_registered = false;
+        if (!claimed_now && tok.stop_possible() &&
+            status.load(std::memory_order_acquire) == unsat) {
+            stop_registered = true;
+            claimed_now = tok.register_select(sn);
+        }
+        {
+            troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer,
+                                          d.is_set() ? steady_ns(d.at()) : 0);
+            // Timed now: an I/O wait is often long and its processor busy (the
+            // watch thread times waits only when processors sleep), and a clock
+            // read is nothing beside the system calls around it.
+            troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
+            const std::uint64_t t0 = troupe::detail::trace::on() ? troupe::detail::trace::now() : 0;
+            if (!claimed_now) {
+                do {  // takes the winner's one unpark (see wait_ready)
+                    troupe::detail::trace::note_park("io wait (file)");
+                    park();
+                } while (!winner_released(status));
+            }
+            const std::uintptr_t st = status.load(std::memory_order_acquire);
+            if (st != reinterpret_cast<std::uintptr_t>(&cn)) {
+                ended = st == reinterpret_cast<std::uintptr_t>(&sn) ? wake_reason::cancelled
+                                                                    : wake_reason::timeout;
+                {
+                    std::lock_guard g{sq_};
+                    ::io_uring_sqe* sqe = get_sqe();
+                    ::io_uring_prep_cancel64(sqe, reinterpret_cast<std::uintptr_t>(&rec), 0);
+                    ::io_uring_sqe_set_data64(sqe, ignore_tag);
+                    submit();
+                }
+                // acq_rel: see the result the completion wrote before its 2.
+                if (rec.late.exchange(1, std::memory_order_acq_rel) != 2) {
+                    do {
+                        troupe::detail::trace::note_park("io wait (file)");
+                        park();
+                    } while (rec.late.load(std::memory_order_acquire) != 2);
+                }
+            }
+            trace_wait(info, t0);
+        }
+        if (t.fire) troupe::detail::timer_cancel(t);
+        if (stop_registered) tok.unregister_select(sn);
         outside_calls.fetch_sub(1, std::memory_order_relaxed);
         return rec.res;
     }
@@ -519,9 +635,11 @@ private:
     }
     static constexpr std::uint64_t ignore_tag = 1;  // no record is at an odd address
     struct file_record {
-        select_node* node = nullptr;
+        select_node* node = nullptr;  // the completion's node (cn)
+        context* waiter = nullptr;
         long res = 0;
         std::atomic<bool> submitted{false};
+        std::atomic<int> late{0};  // after a lost race: see file_op
     };
 
     ::io_uring_sqe* get_sqe() noexcept {
@@ -560,7 +678,16 @@ private:
         auto* rec = reinterpret_cast<file_record*>(ud);
         (void)rec->submitted.load(std::memory_order_acquire);  // pairs with file_op's store
         rec->res = c->res;
-        rec->node->unpark_waiter();  // last touch of the record
+        if (rec->node->try_claim()) {
+            rec->node->unpark_waiter();  // last touch of the record
+            return;
+        }
+        // The deadline or the stop won first: the waiter cancels and waits
+        // for this completion. Read the waiter before the exchange (after
+        // it the record may be gone); unpark only if it parks (it saw 0 and
+        // stored 1 first), else it sees 2 and does not park.
+        context* const w = rec->waiter;
+        if (rec->late.exchange(2, std::memory_order_acq_rel) == 1) unpark(*w);
     }
 
     // A multishot poll ended on its own (an overflowing completion queue,

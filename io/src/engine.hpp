@@ -64,9 +64,16 @@ public:
     /// Whether pread/pwrite of regular files are submitted (io_uring).
     virtual bool async_files() const noexcept { return false; }
     /// Submits a file read or write and parks until it completes; returns
-    /// the result (>= 0) or -errno. Only when async_files().
-    virtual long file_op(bool write, int fd, void* buf, std::size_t n, ::off_t offset) {
-        (void)write, (void)fd, (void)buf, (void)n, (void)offset;
+    /// the result (>= 0) or -errno. Only when async_files(). A deadline
+    /// that passes, or a stop of `tok`, while the operation is in flight
+    /// cancels it, and the call still waits for its completion (the kernel
+    /// holds `buf` until then): `ended` says which (timeout, cancelled;
+    /// none if neither came), and the result is the operation's (-ECANCELED
+    /// if the cancel took, else what it did). nothrow.
+    virtual long file_op(bool write, int fd, void* buf, std::size_t n, ::off_t offset,
+                         const deadline& d, const stop_token& tok, wake_reason& ended) noexcept {
+        (void)write, (void)fd, (void)buf, (void)n, (void)offset, (void)d, (void)tok;
+        ended = wake_reason::none;
         return -38;  // ENOSYS
     }
 };
@@ -103,10 +110,20 @@ struct wait_info {
 };
 
 /// Parks the caller until `pd` may be ready in direction `write` (the
-/// sequence moved past `seen`), the deadline passes, or the descriptor is
-/// closed. Never throws; returns why it ended (ready, timeout, closed).
+/// sequence moved past `seen`), the deadline passes, `tok` is stopped, or
+/// the descriptor is closed. Never throws; returns why it ended (ready,
+/// timeout, cancelled, closed). Exactly one of them ends it: the poller,
+/// the timer, the stop and close race for one exclusive status word.
 wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32_t seen,
-                       const deadline& d, const wait_info& info) noexcept;
+                       const deadline& d, const stop_token& tok, const wait_info& info) noexcept;
+
+/// Throws troupe::cancelled for operation `op` on `fd` ("troupe::io: read on
+/// fd 7: cancelled ...").
+[[noreturn]] void throw_cancelled(const char* op, int fd);
+
+/// Records an I/O wait of the calling thread, from t0 (trace::now()) to now,
+/// in the execution trace (a no-op when t0 is 0: not recording). nothrow.
+void trace_wait(const wait_info& info, std::uint64_t t0) noexcept;
 
 /// Releases the last reference: closes the descriptor. Called with
 /// `pd.lock` not held. nothrow.

@@ -29,6 +29,9 @@ file file::open(const std::string& path, int flags, ::mode_t mode) {
     file f;
     f.fd_ = fd;
     f.append_ = (flags & O_APPEND) != 0;
+    // A FIFO or a device has no offset (pread answers ESPIPE): read and
+    // write it at its stream position.
+    f.seekable_ = ::lseek(fd, 0, SEEK_CUR) >= 0;
     try {
         detail::attach(fd);
     } catch (...) {
@@ -46,7 +49,9 @@ file& file::operator=(file&& o) noexcept {
         } catch (...) {}
         fd_ = std::exchange(o.fd_, -1);
         pos_ = o.pos_;
+        written_ = o.written_;
         append_ = o.append_;
+        seekable_ = o.seekable_;
     }
     return *this;
 }
@@ -57,40 +62,48 @@ file::~file() {
     } catch (...) {}
 }
 
-std::size_t file::read_some(std::span<std::byte> buf, deadline d) {
+std::size_t file::read_some(std::span<std::byte> buf, deadline d, const stop_token& tok) {
     if (fd_ < 0) throw closed_error("read_some", fd_);
-    const std::size_t n = io::pread(fd_, buf.data(), buf.size(), pos_, d);
+    if (!seekable_) return io::read(fd_, buf.data(), buf.size(), d, tok);
+    const std::size_t n = io::pread(fd_, buf.data(), buf.size(), pos_, d, tok);
     pos_ += ::off_t(n);
     return n;
 }
 
-void file::write_all(std::span<const std::byte> data, deadline d) {
+void file::write_all(std::span<const std::byte> data, deadline d, const stop_token& tok) {
     if (fd_ < 0) throw closed_error("write_all", fd_);
-    std::size_t done = 0;
-    while (done < data.size()) {
+    written_ = 0;
+    while (written_ < data.size()) {
+        const std::byte* p = data.data() + written_;
+        const std::size_t left = data.size() - written_;
         std::size_t n;
-        if (append_) n = io::write(fd_, data.data() + done, data.size() - done, d);
-        else n = io::pwrite(fd_, data.data() + done, data.size() - done, pos_, d);
-        if (!append_) pos_ += ::off_t(n);
-        done += n;
+        if (append_ || !seekable_) {
+            n = io::write(fd_, p, left, d, tok);
+        } else {
+            n = io::pwrite(fd_, p, left, pos_, d, tok);
+            pos_ += ::off_t(n);
+        }
+        written_ += n;
     }
 }
 
-std::size_t file::read_at(std::span<std::byte> buf, ::off_t offset, deadline d) {
+std::size_t file::read_at(std::span<std::byte> buf, ::off_t offset, deadline d,
+                          const stop_token& tok) {
     if (fd_ < 0) throw closed_error("read_at", fd_);
-    return io::pread(fd_, buf.data(), buf.size(), offset, d);
+    return io::pread(fd_, buf.data(), buf.size(), offset, d, tok);
 }
 
-std::size_t file::write_at(std::span<const std::byte> data, ::off_t offset, deadline d) {
+std::size_t file::write_at(std::span<const std::byte> data, ::off_t offset, deadline d,
+                           const stop_token& tok) {
     if (fd_ < 0) throw closed_error("write_at", fd_);
-    return io::pwrite(fd_, data.data(), data.size(), offset, d);
+    return io::pwrite(fd_, data.data(), data.size(), offset, d, tok);
 }
 
-std::string file::read_all() {
+std::string file::read_all(deadline d, const stop_token& tok) {
     std::string out;
     char buf[16384];
     for (;;) {
-        const std::size_t n = read_some(std::as_writable_bytes(std::span<char>(buf)));
+        const std::size_t n = read_some(std::as_writable_bytes(std::span<char>(buf)), d, tok);
         if (n == 0) return out;
         out.append(buf, n);
     }

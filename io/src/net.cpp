@@ -194,29 +194,29 @@ void nodelay(int fd, bool on) {
 }
 }  // namespace
 
-connection connection::connect(const address& to, deadline d) {
+connection connection::connect(const address& to, deadline d, const stop_token& tok) {
     if (to.size() == 0) throw std::invalid_argument("troupe::io::connection::connect: no address");
     connection c(new_socket(to.family(), "connect (socket)"));
     if (to.family() != AF_UNIX) nodelay(c.fd_, true);
-    io::connect(c.fd_, to.data(), to.size(), d);
+    io::connect(c.fd_, to.data(), to.size(), d, tok);  // on a throw, ~connection closes
     return c;
 }
 
-std::size_t connection::read_some_now(std::span<std::byte> buf, deadline d) {
+std::size_t connection::read_some_now(std::span<std::byte> buf, deadline d, const stop_token& tok) {
     if (fd_ < 0) throw closed_error("read_some", fd_);
-    return io::recv(fd_, buf.data(), buf.size(), 0, d);
+    return io::recv(fd_, buf.data(), buf.size(), 0, d, tok);
 }
 
 bool connection::read_op::on_selected(select_node& n) {
     if (!ready_clause::on_selected(n)) return false;
-    got_ = c_->read_some_now(buf_, d_);
+    got_ = c_->read_some_now(buf_, d_, tok_);
     return true;
 }
 
-bool connection::read_exact(std::span<std::byte> buf, deadline d) {
+bool connection::read_exact(std::span<std::byte> buf, deadline d, const stop_token& tok) {
     std::size_t got = 0;
     while (got < buf.size()) {
-        const std::size_t n = read_some_now(buf.subspan(got), d);
+        const std::size_t n = read_some_now(buf.subspan(got), d, tok);
         if (n == 0) {
             if (got == 0) return false;
             throw error(std::make_error_code(std::errc::connection_aborted), "read_exact", fd_,
@@ -229,18 +229,22 @@ bool connection::read_exact(std::span<std::byte> buf, deadline d) {
     return true;
 }
 
-std::size_t connection::write_some(std::span<const std::byte> data, deadline d) {
+std::size_t connection::write_some(std::span<const std::byte> data, deadline d,
+                                   const stop_token& tok) {
     if (fd_ < 0) throw closed_error("write_some", fd_);
-    return io::send(fd_, data.data(), data.size(), 0, d);
+    return io::send(fd_, data.data(), data.size(), 0, d, tok);
 }
 
-void connection::write_all(std::span<const std::byte> data, deadline d) {
+void connection::write_all(std::span<const std::byte> data, deadline d, const stop_token& tok) {
     if (fd_ < 0) throw closed_error("write_all", fd_);
     std::size_t done = 0;
     written_ = 0;
     try {
         while (done < data.size())
-            done += io::send(fd_, data.data() + done, data.size() - done, 0, d);
+            done += io::send(fd_, data.data() + done, data.size() - done, 0, d, tok);
+    } catch (const troupe::cancelled&) {
+        written_ = done;
+        throw;
     } catch (const timeout_error&) {
         written_ = done;
         throw;
@@ -330,10 +334,10 @@ listener listener::listen(const address& at, int backlog) {
     return l;
 }
 
-connection listener::accept_now(deadline d) {
+connection listener::accept_now(deadline d, const stop_token& tok) {
     if (fd_ < 0) throw closed_error("accept", fd_);
     connection c;
-    c.fd_ = io::accept(fd_, nullptr, nullptr, d);
+    c.fd_ = io::accept(fd_, nullptr, nullptr, d, tok);
     // TCP: no Nagle delay for request/response traffic (Go's default).
     const int one = 1;
     ::setsockopt(c.fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -342,7 +346,7 @@ connection listener::accept_now(deadline d) {
 
 bool listener::accept_op::on_selected(select_node& n) {
     if (!ready_clause::on_selected(n)) return false;
-    got_ = l_->accept_now(d_);
+    got_ = l_->accept_now(d_, tok_);
     return true;
 }
 

@@ -3,12 +3,14 @@
 
 Usage: check_trace.py PROGRAM [ARGS...]
 
-The program (tests/integration/trace_test.cpp) prints "TRACE-EXPECT" lines
-naming what the trace must show; this script checks, besides those, that
-the file is valid JSON in the Chrome trace event format, that every flow
-arrow pairs an unpark (or spawn) with the next run of the thread it woke,
-and that slices are well formed. Exit status 0: pass, 1: fail, 77: skip
-(troupe built with -Dtrace=false).
+The program (tests/integration/trace_test.cpp, tests/io/trace_test.cpp)
+prints "TRACE-EXPECT" lines naming what the trace must show; this script
+checks, besides those, that the file is valid JSON in the Chrome trace
+event format, that every flow arrow pairs an unpark (or spawn) with the
+next run of the thread it woke, that every I/O slice begins and ends, and
+that slices are well formed. "TRACE-EXPECT partial": the program is not
+the whole-program workload (no hand-off, spawn or channel checks). Exit
+status 0: pass, 1: fail, 77: skip (troupe built with -Dtrace=false).
 """
 import collections
 import json
@@ -144,14 +146,28 @@ def check_document(doc, expect):
             sleep = [x for x in ending_at(f["tid"], f["ts"]) if x.get("cat") in ("park", "idle")]
             if check(sleep, f"flow {fid}: its end is neither a run start nor a sleep's end {f}"):
                 kinds[sleep[0]["cat"] + ":" + sleep[0]["args"]["reason"]] += 1
-    check(kinds["run:hand-off"] > 0, f"no hand-off wake arrows ({dict(kinds)})")
-    check(kinds["run:new thread"] > 0, f"no spawn arrows ({dict(kinds)})")
-
     # Park reasons noted at the park sites.
     reasons = collections.Counter(e["args"].get("reason") for e in runs
                                   if e["args"].get("end") == "park")
-    check(reasons["channel remove"] + reasons["channel insert"] > 0,
-          f"no run slice ended by a channel park ({dict(reasons)})")
+    if ["partial"] not in expect:
+        check(kinds["run:hand-off"] > 0, f"no hand-off wake arrows ({dict(kinds)})")
+        check(kinds["run:new thread"] > 0, f"no spawn arrows ({dict(kinds)})")
+        check(reasons["channel remove"] + reasons["channel insert"] > 0,
+              f"no run slice ended by a channel park ({dict(reasons)})")
+
+    # I/O slices: async begin/end pairs (cat "io"), one id each, the end not
+    # before the begin, naming operation and descriptor.
+    io_begin = {e["id"]: e for e in events if e.get("cat") == "io" and e.get("ph") == "b"}
+    io_end = {e["id"]: e for e in events if e.get("cat") == "io" and e.get("ph") == "e"}
+    check(set(io_begin) == set(io_end), "I/O slices whose begin and end do not pair up: " +
+          str(sorted(set(io_begin) ^ set(io_end))[:10]))
+    for i, b in io_begin.items():
+        e = io_end.get(i)
+        if e is None:
+            continue
+        check(e["ts"] >= b["ts"] and e["name"] == b["name"], f"I/O slice {i} malformed: {b} / {e}")
+        check(b["name"] == f"io {b['args']['op']} fd {b['args']['fd']}",
+              f"I/O slice {i} does not name its operation and descriptor: {b}")
 
     for exp in expect:
         if exp[0] == "processor":
@@ -166,6 +182,30 @@ def check_document(doc, expect):
             check(parks, f"no OS-thread park slice with reason '{exp[1]}'")
             check(kinds["park:" + exp[1]] > 0,
                   f"no wake arrow ends an OS thread's '{exp[1]}' park ({dict(kinds)})")
+        elif exp[0] == "io-wait":
+            # "io-wait OP FD PARK-REASON": an I/O slice of that operation on
+            # that descriptor, and a user thread's run slice ended by a park
+            # with that reason (the I/O wait's kind).
+            op, fd, why = exp[1], int(exp[2]), " ".join(exp[3:])
+            mine = [b for b in io_begin.values()
+                    if b["args"]["op"] == op and b["args"]["fd"] == fd]
+            check(mine, f"no I/O slice 'io {op} fd {fd}' "
+                        f"(I/O slices: {sorted({b['name'] for b in io_begin.values()})})")
+            check(reasons[why] > 0, f"no run slice ended by a park '{why}' ({dict(reasons)})")
+        elif exp[0] == "io-os-wait":
+            # "io-os-wait OP FD": an OS thread's I/O slice, on its own track,
+            # spanning one of its parks.
+            op, fd = exp[1], int(exp[2])
+            mine = [b for b in io_begin.values()
+                    if b["args"]["op"] == op and b["args"]["fd"] == fd]
+            ok = False
+            for b in mine:
+                e = io_end.get(b["id"])
+                parks = [x for x in slices.get(b["tid"], []) if x.get("cat") == "park"]
+                ok = ok or (e is not None and any(
+                    b["ts"] <= x["ts"] + 1e-3 and x["ts"] + x["dur"] <= e["ts"] + 1e-3
+                    for x in parks))
+            check(ok, f"no OS thread's I/O slice 'io {op} fd {fd}' around one of its parks")
         elif exp[0] == "actor-messages":
             batches = [e for e in events if e.get("cat") == "actor"
                        and e["name"] in ("actor batch", "actor batches")]

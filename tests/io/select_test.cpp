@@ -212,7 +212,9 @@ TEST_CASE("a descriptor closed while a waituntil waits on it: the clause throws 
             troupe_test::wait_until([&] {
                 std::ostringstream os;
                 troupe::dump(os);
-                return os.str().find("io readable") != std::string::npos;
+                // The clause names its descriptor.
+                return os.str().find("io readable 'fd " + std::to_string(s.b) + "'") !=
+                       std::string::npos;
             });
             io::close(s.b);
             s.b = -1;
@@ -349,4 +351,16 @@ TEST_CASE(
             });
         },
         {1, 2});
+}
+
+TEST_CASE("I/O clauses name their descriptor (and a read its size) for the dump") {
+    tcp_pair p;
+    char buf[16];
+    auto r = p.client.read_some(buf);
+    CHECK(std::string(r.select_kind()) == "io read");
+    CHECK(std::string(r.select_name()) == "fd " + std::to_string(p.client.fd()) + ", 16 bytes");
+    auto moved = std::move(r);
+    CHECK(std::string(moved.select_name()) == "fd " + std::to_string(p.client.fd()) + ", 16 bytes");
+    CHECK(std::string(io::writable(p.server.fd()).select_name()) ==
+          "fd " + std::to_string(p.server.fd()));
 }

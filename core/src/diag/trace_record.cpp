@@ -225,6 +225,11 @@ void os_park(const void* self, std::uint64_t t0) noexcept {
     append(kind::os_park, 0, 0, t0, now(), self, as_word(take_park_reason()), 0);
 }
 
+void io_wait(const char* op, int fd, std::uint64_t bytes, std::uint64_t t0) noexcept {
+    append(kind::io_wait, 0, static_cast<std::uint32_t>(fd), t0, now(), nullptr, as_word(op),
+           bytes);
+}
+
 void idle(const void* member, std::uint64_t t0) noexcept {
     append(kind::idle, 0, 0, t0, now(), member, 0, 0);
 }

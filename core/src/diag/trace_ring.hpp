@@ -35,7 +35,8 @@ enum class kind : std::uint8_t {
     idle,
     batch,
     mailbox_steal,
-    rename
+    rename,
+    io_wait
 };
 
 // One event: six words. w0 = kind | flag << 8 | aux << 32.

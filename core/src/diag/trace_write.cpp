@@ -320,6 +320,22 @@ struct json_out {
                          name, ts, dur, pid, tid, e.b, aux_of(e), where);
     }
 
+    // An I/O wait: an async slice (its own row in the viewer, beside the
+    // processors' run slices it spans) named by operation and descriptor.
+    void io_wait(std::size_t i, double ts, double dur) const {
+        const event& e = all[i].e;
+        const char* op = reinterpret_cast<const char*>(e.a);
+        const std::string op_name = json_escape(op ? op : "io");
+        const int fd = static_cast<int>(aux_of(e));
+        for (const char* ph : {"b", "e"})
+            std::fprintf(out,
+                         ",\n{\"name\":\"io %s fd %d\",\"cat\":\"io\",\"ph\":\"%s\",\"id\":%zu,"
+                         "\"ts\":%.3f,\"pid\":%ld,\"tid\":%ld,\"args\":{\"fd\":%d,\"op\":\"%s\","
+                         "\"bytes\":%" PRIu64 "}}",
+                         op_name.c_str(), fd, ph, i, ph[0] == 'b' ? ts : ts + dur, pid, all[i].tid,
+                         fd, op_name.c_str(), e.b);
+    }
+
     void mailbox_steal(std::size_t i, double ts) const {
         const event& e = all[i].e;
         std::fprintf(out,
@@ -344,6 +360,7 @@ struct json_out {
             case kind::batch: batch(i, ts, dur); break;
             case kind::rename: break;  // applied to the thread's name (step 3)
             case kind::mailbox_steal: mailbox_steal(i, ts); break;
+            case kind::io_wait: io_wait(i, ts, dur); break;
             }
         }
         std::fprintf(out, "\n]}\n");

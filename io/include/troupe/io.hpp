@@ -36,9 +36,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -55,6 +57,7 @@
 #include "troupe/select.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/spinlock.hpp"
+#include "troupe/stop_token.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::io {
@@ -139,30 +142,59 @@ bool io_uring_built() noexcept;
 // until the descriptor is ready, then performs the call. Each retries on
 // EINTR and EAGAIN, throws io::error for any other errno, timeout_error at
 // the deadline, closed_error if the descriptor is closed meanwhile.
+//
+// Cancellation: each call takes an optional troupe::stop_token. A stop
+// requested before the call, or while it waits, makes it throw
+// troupe::cancelled (naming the operation and the descriptor), and the call
+// then transferred nothing: a socket or pipe call waits for readiness and
+// makes its system call only after the wait, so a cancelled read, recv or
+// accept consumed nothing (the bytes or the pending connection stay in the
+// kernel for the next call) and a cancelled write or send wrote nothing. A
+// stop that comes while the system call itself runs (it never waits: the
+// descriptor is non-blocking) does not undo it: the call returns what it
+// transferred. Regular files: see pread.
 
 /// read(2): at most `n` bytes; 0 only at end of file (or n == 0).
-std::size_t read(int fd, void* buf, std::size_t n, deadline d = {});
+std::size_t read(int fd, void* buf, std::size_t n, deadline d = {}, const stop_token& tok = {});
 /// write(2): at least one byte unless n == 0 (it may write fewer than n).
 /// On a socket whose peer is gone this raises SIGPIPE as write(2) does; use
 /// send (MSG_NOSIGNAL is added) or connection::write_all to get EPIPE.
-std::size_t write(int fd, const void* buf, std::size_t n, deadline d = {});
-std::size_t readv(int fd, const ::iovec* iov, int count, deadline d = {});
-std::size_t writev(int fd, const ::iovec* iov, int count, deadline d = {});
+std::size_t write(int fd, const void* buf, std::size_t n, deadline d = {},
+                  const stop_token& tok = {});
+std::size_t readv(int fd, const ::iovec* iov, int count, deadline d = {},
+                  const stop_token& tok = {});
+std::size_t writev(int fd, const ::iovec* iov, int count, deadline d = {},
+                   const stop_token& tok = {});
 /// pread(2)/pwrite(2): at `offset`, the file position unchanged. On a
 /// regular file the io_uring engine submits the operation and parks; the
 /// epoll engine runs it through io::blocking (a kernel file read cannot be
-/// waited on by readiness).
-std::size_t pread(int fd, void* buf, std::size_t n, ::off_t offset, deadline d = {});
-std::size_t pwrite(int fd, const void* buf, std::size_t n, ::off_t offset, deadline d = {});
+/// waited on by readiness). read, write, readv and writev of a regular file
+/// go the same way. Deadline and stop on a regular file: checked before the
+/// operation starts (timeout_error / cancelled, nothing done); with
+/// io_uring, one that passes while the operation is in flight cancels it
+/// (IORING_OP_ASYNC_CANCEL) and the call waits for the kernel to give the
+/// buffer back: if the cancel took, it throws (nothing transferred), if
+/// the kernel had already done the operation it returns its result (the
+/// operation happened; exactly one of the two). An operation the kernel
+/// already runs (a disk read on io_uring's workers, every operation on a
+/// helper thread with epoll) is not interrupted: it completes first.
+std::size_t pread(int fd, void* buf, std::size_t n, ::off_t offset, deadline d = {},
+                  const stop_token& tok = {});
+std::size_t pwrite(int fd, const void* buf, std::size_t n, ::off_t offset, deadline d = {},
+                   const stop_token& tok = {});
 /// recv(2)/send(2); send adds MSG_NOSIGNAL (EPIPE instead of SIGPIPE).
-std::size_t recv(int fd, void* buf, std::size_t n, int flags = 0, deadline d = {});
-std::size_t send(int fd, const void* buf, std::size_t n, int flags = 0, deadline d = {});
+std::size_t recv(int fd, void* buf, std::size_t n, int flags = 0, deadline d = {},
+                 const stop_token& tok = {});
+std::size_t send(int fd, const void* buf, std::size_t n, int flags = 0, deadline d = {},
+                 const stop_token& tok = {});
 /// accept4(2): a new descriptor, non-blocking and close-on-exec, already
 /// registered with the engine. `addr`/`len` as for accept(2) (may be null).
-int accept(int fd, ::sockaddr* addr = nullptr, ::socklen_t* len = nullptr, deadline d = {});
+int accept(int fd, ::sockaddr* addr = nullptr, ::socklen_t* len = nullptr, deadline d = {},
+           const stop_token& tok = {});
 /// connect(2) on a (made non-blocking) socket: returns once connected;
 /// throws io::error with ECONNREFUSED, ETIMEDOUT, ... as the kernel says.
-void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d = {});
+void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d = {},
+             const stop_token& tok = {});
 /// Closes `fd`: every thread waiting on it wakes at once with closed_error,
 /// calls still inside the kernel on it finish first, then the descriptor is
 /// closed (so its number cannot be reused under a call that still uses it).
@@ -170,9 +202,9 @@ void connect(int fd, const ::sockaddr* addr, ::socklen_t len, deadline d = {});
 /// Throws io::error(EBADF) if `fd` is not open.
 void close(int fd);
 /// Waits until `fd` is readable (or has an error or hang-up pending).
-void wait_readable(int fd, deadline d = {});
+void wait_readable(int fd, deadline d = {}, const stop_token& tok = {});
 /// Waits until `fd` is writable (or has an error pending).
-void wait_writable(int fd, deadline d = {});
+void wait_writable(int fd, deadline d = {}, const stop_token& tok = {});
 
 // ---------------------------------------------------------------------------
 // Blocking calls
@@ -250,7 +282,7 @@ private:
 namespace detail {
 struct poll_desc;
 /// How a queued wait ended; written by the claimer before it wakes.
-enum class wake_reason : std::uint8_t { none, ready, timeout, closed };
+enum class wake_reason : std::uint8_t { none, ready, timeout, closed, cancelled };
 /// The record beside every node queued on a descriptor.
 struct io_record : troupe::wait_record {
     wake_reason reason = wake_reason::none;
@@ -267,8 +299,14 @@ std::pair<poll_desc*, std::uint32_t> attach(int fd);
 /// direction of one descriptor.
 class ready_clause {
 public:
-    ready_clause(int fd, bool write) noexcept : fd_(fd), write_(write) { rec_.clause = true; }
-    ready_clause(ready_clause&& o) noexcept : fd_(o.fd_), write_(o.write_) { rec_.clause = true; }
+    ready_clause(int fd, bool write, std::size_t bytes = 0) noexcept : fd_(fd), write_(write) {
+        rec_.clause = true;
+        set_name(bytes);
+    }
+    ready_clause(ready_clause&& o) noexcept : fd_(o.fd_), write_(o.write_) {
+        rec_.clause = true;
+        std::memcpy(name_, o.name_, sizeof name_);
+    }
     ready_clause& operator=(ready_clause&&) = delete;
     ~ready_clause() = default;
 
@@ -277,11 +315,29 @@ public:
     /// Throws closed_error if the descriptor was closed while waited on.
     bool on_selected(select_node& n);
     const char* select_kind() const noexcept { return write_ ? "io writable" : "io readable"; }
+    /// How a dump of the statement names the clause: "fd 7" (a read: "fd 7,
+    /// 4096 bytes"). Made at construction: the dump reads it from another
+    /// thread while the statement waits.
+    const char* select_name() const noexcept { return name_; }
     int fd() const noexcept { return fd_; }
 
 protected:
+    void set_name(std::size_t bytes) noexcept {
+        char* p = name_;
+        char* const end = name_ + sizeof name_ - 1;
+        std::memcpy(p, "fd ", 3);
+        p = std::to_chars(p + 3, end, fd_).ptr;
+        if (bytes != 0 && end - p > 8) {
+            std::memcpy(p, ", ", 2);
+            p = std::to_chars(p + 2, end - 6, bytes).ptr;
+            std::memcpy(p, " bytes", 6);
+            p += 6;
+        }
+        *p = '\0';
+    }
     int fd_;
     bool write_;
+    char name_[48];
     poll_desc* pd_ = nullptr;
     std::uint32_t gen_ = 0;
     io_record rec_;
@@ -325,8 +381,9 @@ public:
     ~connection();
 
     /// Connects to `to` (TCP for IP addresses, with TCP_NODELAY; Unix for
-    /// Unix paths). Throws io::error (ECONNREFUSED, ...) or timeout_error.
-    static connection connect(const address& to, deadline d = {});
+    /// Unix paths). Throws io::error (ECONNREFUSED, ...), timeout_error or
+    /// troupe::cancelled (the socket is closed then: no connection made).
+    static connection connect(const address& to, deadline d = {}, const stop_token& tok = {});
 
     /// What `read_some(buf)` returns: the call when converted to a size
     /// (`std::size_t n = c.read_some(buf);`), or a waituntil clause when
@@ -337,12 +394,21 @@ public:
     /// performed twice by accident.
     class read_op : public detail::ready_clause {
     public:
-        read_op(connection& c, std::span<std::byte> buf, deadline d) noexcept
-            : ready_clause(c.fd_, false), c_(&c), buf_(buf), d_(d) {}
+        read_op(connection& c, std::span<std::byte> buf, deadline d, stop_token tok) noexcept
+            : ready_clause(c.fd_, false, buf.size()),
+              c_(&c),
+              buf_(buf),
+              d_(d),
+              tok_(std::move(tok)) {}
         read_op(read_op&& o) noexcept
-            : ready_clause(std::move(o)), c_(o.c_), buf_(o.buf_), d_(o.d_) {}
-        /// Performs the read (parks until data, end of file, the deadline).
-        [[nodiscard]] operator std::size_t() && { return c_->read_some_now(buf_, d_); }
+            : ready_clause(std::move(o)),
+              c_(o.c_),
+              buf_(o.buf_),
+              d_(o.d_),
+              tok_(std::move(o.tok_)) {}
+        /// Performs the read (parks until data, end of file, the deadline,
+        /// the stop).
+        [[nodiscard]] operator std::size_t() && { return c_->read_some_now(buf_, d_, tok_); }
         /// Reads once the clause is chosen (parks again if another thread
         /// drained the socket first); the body then takes the byte count.
         bool on_selected(select_node& n);
@@ -353,38 +419,48 @@ public:
         connection* c_;
         std::span<std::byte> buf_;
         deadline d_;
+        stop_token tok_;
         std::size_t got_ = 0;
     };
 
     /// Reads at most buf.size() bytes (see read_op); 0 means the peer
     /// closed its side (or buf is empty). Throws io::error (ECONNRESET, ...),
-    /// timeout_error, closed_error; nothing read then.
-    [[nodiscard]] read_op read_some(std::span<std::byte> buf, deadline d = {}) noexcept {
-        return read_op(*this, buf, d);
+    /// timeout_error, closed_error, troupe::cancelled (`tok` stopped before
+    /// data came); nothing read then: the bytes stay in the socket.
+    [[nodiscard]] read_op read_some(std::span<std::byte> buf, deadline d = {},
+                                    const stop_token& tok = {}) noexcept {
+        return read_op(*this, buf, d, tok);
     }
-    [[nodiscard]] read_op read_some(std::span<char> buf, deadline d = {}) noexcept {
-        return read_op(*this, std::as_writable_bytes(buf), d);
+    [[nodiscard]] read_op read_some(std::span<char> buf, deadline d = {},
+                                    const stop_token& tok = {}) noexcept {
+        return read_op(*this, std::as_writable_bytes(buf), d, tok);
     }
-    [[nodiscard]] read_op read_some(void* buf, std::size_t n, deadline d = {}) noexcept {
-        return read_op(*this, {static_cast<std::byte*>(buf), n}, d);
+    [[nodiscard]] read_op read_some(void* buf, std::size_t n, deadline d = {},
+                                    const stop_token& tok = {}) noexcept {
+        return read_op(*this, {static_cast<std::byte*>(buf), n}, d, tok);
     }
     /// Reads exactly buf.size() bytes. Returns false if the peer closed
     /// before the first byte; throws io::error(ECONNRESET-like "unexpected
     /// end of stream", code std::errc::connection_aborted) if it closed in
-    /// the middle (the bytes read stay in buf), and as read_some otherwise.
-    bool read_exact(std::span<std::byte> buf, deadline d = {});
+    /// the middle (the bytes read stay in buf), and as read_some otherwise
+    /// (a timeout or a stop in the middle: the bytes read so far stay in
+    /// buf and are lost to the stream; read_exact is for whole messages).
+    bool read_exact(std::span<std::byte> buf, deadline d = {}, const stop_token& tok = {});
 
     /// Writes at least one byte of `data` (unless empty); returns how many.
-    std::size_t write_some(std::span<const std::byte> data, deadline d = {});
-    /// Writes all of `data`. On an error part may have been written:
-    /// io::error then says how much in its message, and written() on the
-    /// connection returns the count of the failed call.
-    void write_all(std::span<const std::byte> data, deadline d = {});
-    void write_all(std::string_view data, deadline d = {}) {
-        write_all(std::as_bytes(std::span<const char>(data.data(), data.size())), d);
+    /// Throws as write_all; nothing written then.
+    std::size_t write_some(std::span<const std::byte> data, deadline d = {},
+                           const stop_token& tok = {});
+    /// Writes all of `data`. On an error, a timeout or a stop (io::error,
+    /// timeout_error, closed_error, troupe::cancelled) part may have been
+    /// written: written() on the connection returns how much (the bytes
+    /// written went out whole, in order; io::error's message says it too).
+    void write_all(std::span<const std::byte> data, deadline d = {}, const stop_token& tok = {});
+    void write_all(std::string_view data, deadline d = {}, const stop_token& tok = {}) {
+        write_all(std::as_bytes(std::span<const char>(data.data(), data.size())), d, tok);
     }
-    void write_all(const void* data, std::size_t n, deadline d = {}) {
-        write_all(std::span<const std::byte>(static_cast<const std::byte*>(data), n), d);
+    void write_all(const void* data, std::size_t n, deadline d = {}, const stop_token& tok = {}) {
+        write_all(std::span<const std::byte>(static_cast<const std::byte*>(data), n), d, tok);
     }
     /// Bytes written by the last write_all before it threw.
     std::size_t written() const noexcept { return written_; }
@@ -412,7 +488,7 @@ public:
 
 private:
     friend class listener;
-    std::size_t read_some_now(std::span<std::byte> buf, deadline d);
+    std::size_t read_some_now(std::span<std::byte> buf, deadline d, const stop_token& tok);
     int fd_ = -1;
     std::size_t written_ = 0;
 };
@@ -440,10 +516,15 @@ public:
     /// clause accepts nothing: the pending connection stays queued.
     class accept_op : public detail::ready_clause {
     public:
-        accept_op(listener& l, deadline d) noexcept : ready_clause(l.fd_, false), l_(&l), d_(d) {}
+        accept_op(listener& l, deadline d, stop_token tok) noexcept
+            : ready_clause(l.fd_, false), l_(&l), d_(d), tok_(std::move(tok)) {}
         accept_op(accept_op&& o) noexcept
-            : ready_clause(std::move(o)), l_(o.l_), d_(o.d_), got_(std::move(o.got_)) {}
-        [[nodiscard]] operator connection() && { return l_->accept_now(d_); }
+            : ready_clause(std::move(o)),
+              l_(o.l_),
+              d_(o.d_),
+              tok_(std::move(o.tok_)),
+              got_(std::move(o.got_)) {}
+        [[nodiscard]] operator connection() && { return l_->accept_now(d_, tok_); }
         bool on_selected(select_node& n);
         /// The accepted connection (moved out to the body).
         connection select_outcome() const noexcept { return std::move(got_); }
@@ -452,12 +533,17 @@ public:
     private:
         listener* l_;
         deadline d_;
+        stop_token tok_;
         mutable connection got_;
     };
 
     /// Accepts one connection (parks until one arrives). Throws io::error,
-    /// timeout_error, closed_error (listener closed meanwhile).
-    [[nodiscard]] accept_op accept(deadline d = {}) noexcept { return accept_op(*this, d); }
+    /// timeout_error, closed_error (listener closed meanwhile),
+    /// troupe::cancelled (`tok` stopped first: nothing accepted, a pending
+    /// connection stays in the backlog for the next accept).
+    [[nodiscard]] accept_op accept(deadline d = {}, const stop_token& tok = {}) noexcept {
+        return accept_op(*this, d, tok);
+    }
 
     address local() const;
     void close();
@@ -465,7 +551,7 @@ public:
     int fd() const noexcept { return fd_; }
 
 private:
-    connection accept_now(deadline d);
+    connection accept_now(deadline d, const stop_token& tok);
     int fd_ = -1;
     std::string unix_path_;
 };
@@ -551,32 +637,56 @@ private:
 
 /// A file, owning its descriptor. Reads and writes of a regular file go
 /// through the io_uring engine (submitted; the caller parks) or through
-/// io::blocking (epoll engine): never a processor blocked on the disk.
+/// io::blocking (epoll engine): never a processor blocked on the disk. A
+/// FIFO or a character device opened as a file is read and written at its
+/// stream position (as io::read / io::write: it waits by readiness).
 class file {
 public:
     file() noexcept = default;
     /// open(2) with `flags` (O_RDONLY, O_WRONLY | O_CREAT | O_TRUNC, ...)
-    /// and `mode` for created files. Throws io::error naming the path.
+    /// and `mode` for created files, through io::blocking. Throws io::error
+    /// naming the path. No deadline: open(2) cannot be abandoned once it
+    /// runs. A FIFO's open waits for its other end as open(2) does: open
+    /// one with O_RDWR (or O_RDONLY | O_NONBLOCK) to not wait.
     static file open(const std::string& path, int flags, ::mode_t mode = 0644);
-    file(file&& o) noexcept : fd_(std::exchange(o.fd_, -1)), pos_(o.pos_) {}
+    file(file&& o) noexcept
+        : fd_(std::exchange(o.fd_, -1)),
+          pos_(o.pos_),
+          written_(o.written_),
+          append_(o.append_),
+          seekable_(o.seekable_) {}
     file& operator=(file&& o) noexcept;
     file(const file&) = delete;
     file& operator=(const file&) = delete;
     ~file();
 
+    // Every read and write takes a deadline and a stop token, with the
+    // meaning io::pread gives them on a regular file (on a pipe or device
+    // opened as a file: the socket calls'). timeout_error / cancelled: this
+    // call transferred nothing (write_all: see written()).
+
     /// At the file position (advanced by what was read); 0 at end of file.
-    std::size_t read_some(std::span<std::byte> buf, deadline d = {});
+    std::size_t read_some(std::span<std::byte> buf, deadline d = {}, const stop_token& tok = {});
     /// Writes all of `data` at the file position (O_APPEND: at the end).
-    void write_all(std::span<const std::byte> data, deadline d = {});
-    void write_all(std::string_view data, deadline d = {}) {
-        write_all(std::as_bytes(std::span<const char>(data.data(), data.size())), d);
+    /// On an exception the bytes written before it stay written and the
+    /// position is past them: written() says how many.
+    void write_all(std::span<const std::byte> data, deadline d = {}, const stop_token& tok = {});
+    void write_all(std::string_view data, deadline d = {}, const stop_token& tok = {}) {
+        write_all(std::as_bytes(std::span<const char>(data.data(), data.size())), d, tok);
     }
+    /// Bytes written by the last write_all (all of them if it returned).
+    std::size_t written() const noexcept { return written_; }
     /// At `offset`; the file position unchanged.
-    std::size_t read_at(std::span<std::byte> buf, ::off_t offset, deadline d = {});
-    std::size_t write_at(std::span<const std::byte> data, ::off_t offset, deadline d = {});
-    /// Reads the whole rest of the file.
-    std::string read_all();
-    /// fsync(2), through io::blocking.
+    std::size_t read_at(std::span<std::byte> buf, ::off_t offset, deadline d = {},
+                        const stop_token& tok = {});
+    std::size_t write_at(std::span<const std::byte> data, ::off_t offset, deadline d = {},
+                         const stop_token& tok = {});
+    /// Reads the whole rest of the file (`d` bounds the whole read). On an
+    /// exception what was read is lost and the position is past it.
+    std::string read_all(deadline d = {}, const stop_token& tok = {});
+    /// fsync(2), through io::blocking. No deadline: the kernel cannot
+    /// abandon a flush it started, and the caller's thread is parked
+    /// meanwhile (its processor runs others).
     void sync();
     /// The size (fstat). Throws io::error.
     std::uint64_t size() const;
@@ -587,7 +697,9 @@ public:
 private:
     int fd_ = -1;
     ::off_t pos_ = 0;
+    std::size_t written_ = 0;
     bool append_ = false;
+    bool seekable_ = true;  // false: a FIFO or a device (read/write, no offset)
 };
 
 }  // namespace troupe::io

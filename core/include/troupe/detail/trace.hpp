@@ -75,6 +75,10 @@ std::uint64_t batch_begin(std::uint32_t messages) noexcept;
 void batch_end(std::size_t mailbox, std::uint32_t messages, std::uint64_t t0,
                bool instant) noexcept;
 void batches_idle() noexcept;
+/// The calling thread (user or OS thread) waited from t0 to now on
+/// descriptor `fd` for operation `op` (a static string: "recv", "accept",
+/// "file read", ...) of `bytes` bytes: an I/O slice (troupe-io's waits).
+void io_wait(const char* op, int fd, std::uint64_t bytes, std::uint64_t t0) noexcept;
 /// Actor worker stole mailbox `mailbox` from worker `victim`.
 void mailbox_steal(std::size_t mailbox, std::size_t victim) noexcept;
 
