@@ -115,11 +115,8 @@ void run_blocking(void (*call)(void*), void* arg) {
     }
     {
         troupe::detail::wait_scope ws("io::blocking", nullptr, &c, &blocking_describer);
-        // Timed now: an I/O wait is often long and its processor busy (the
-        // watch thread times waits only when processors sleep), and a clock
-        // read is nothing beside the system calls around it.
-        troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
-        do {  // takes the helper's one unpark (see wait_ready)
+        time_wait_now();  // engine.hpp: why now
+        do {              // takes the helper's one unpark (see wait_ready)
             troupe::detail::trace::note_park("io::blocking");
             park();
         } while (!node.released());

@@ -359,10 +359,7 @@ wake_reason wait_ready(poll_desc& pd, std::uint32_t gen, bool write, std::uint32
         const char* kind = write ? "io wait (write)" : "io wait (read)";
         troupe::detail::wait_scope ws(kind, info.op, &info, &io_describer,
                                       d.is_set() ? steady_ns(d.at()) : 0);
-        // Timed now: an I/O wait is often long and its processor busy (the
-        // watch thread times waits only when processors sleep), and a clock
-        // read is nothing beside the system calls around it.
-        troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
+        time_wait_now();  // engine.hpp: why now
         const std::uint64_t t0 = troupe::detail::trace::on() ? troupe::detail::trace::now() : 0;
         // Exactly one unpark comes (the winner's): park at least once to
         // take it even if the release is already visible (leaving with it
@@ -583,10 +580,7 @@ public:
         {
             troupe::detail::wait_scope ws("io wait (file)", info.op, &info, &io_describer,
                                           d.is_set() ? steady_ns(d.at()) : 0);
-            // Timed now: an I/O wait is often long and its processor busy (the
-            // watch thread times waits only when processors sleep), and a clock
-            // read is nothing beside the system calls around it.
-            troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
+            time_wait_now();  // engine.hpp: why now
             const std::uint64_t t0 = troupe::detail::trace::on() ? troupe::detail::trace::now() : 0;
             if (!claimed_now) {
                 do {  // takes the winner's one unpark (see wait_ready)

@@ -139,4 +139,12 @@ std::size_t blocking_helpers() noexcept;
 /// limit to raise.
 [[noreturn]] void throw_errno(int err, const char* op, int fd);
 
+// Times the calling thread's current wait record now. An I/O wait is often
+// long while its processor stays busy (the watch thread times waits only
+// when processors sleep, so a dump would print 0.000 s), and a clock read
+// is nothing beside the system calls around it.
+inline void time_wait_now() noexcept {
+    troupe::detail::stamp_wait(troupe::detail::begin_wait_record());
+}
+
 }  // namespace troupe::io::detail
