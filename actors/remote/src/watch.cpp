@@ -93,7 +93,8 @@ void engine::handle_watch(const parsed_frame& f, byte_reader& payload, int from)
                     // Fires at once (relay_down) if the actor has ended.
                     troupe::detail::add_monitor(
                         *r, *p->a,
-                        {r.get(), &relay_down, &troupe::detail::quiet_names_of<relay, troupe::down>, true});
+                        {r.get(), &relay_down, &troupe::detail::quiet_names_of<relay, troupe::down>,
+                         true});
                 } catch (...) {
                     std::lock_guard g{relays_mutex_};
                     relays_.erase(r.get());

@@ -137,7 +137,8 @@ TEST_CASE("watches: downs racing their rank's end end each stand-in exactly once
     std::atomic<bool> go{false};
     std::thread downs([&] {
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-        for (int i = n - 1; i >= 0; --i) (void)t.end(ins[std::size_t(i)]->token, reason(kind::finished));
+        for (int i = n - 1; i >= 0; --i)
+            (void)t.end(ins[std::size_t(i)]->token, reason(kind::finished));
     });
     std::thread lost([&] {
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();

@@ -3,8 +3,8 @@
 ///
 ///     struct boss : troupe::actor {
 ///         const troupe::actor* w = nullptr;
-///         void receive(start& s) { w = troupe::remote::monitor(*this, s.worker); }  // a remote_ref
-///         void receive(troupe::down& d) {          // exactly once per monitor
+///         void receive(start& s) { w = troupe::remote::monitor(*this, s.worker); }  // a
+///         remote_ref void receive(troupe::down& d) {          // exactly once per monitor
 ///             if (d.who == w) std::puts(d.reason.to_string().c_str());
 ///         }                                        // "rank lost: rank 1 lost", "threw: ..."
 ///     };
@@ -47,9 +47,9 @@ namespace troupe::remote {
 template <class W, class A>
 requires std::derived_from<W, actor>
 const actor* monitor(W& watcher, const remote_ref<A>& watched) {
-    static_assert(troupe::detail::member_receiver<W, down> ||
-                      troupe::detail::free_receiver<W, down>,
-                  "troupe: a watcher needs a `receive(troupe::down&)`");
+    static_assert(
+        troupe::detail::member_receiver<W, down> || troupe::detail::free_receiver<W, down>,
+        "troupe: a watcher needs a `receive(troupe::down&)`");
     actor& s = detail::watch_remote(watched.engine(), watched.rank(), watched.id());
     if (!troupe::detail::add_monitor(watcher, s,
                                      {&watcher, &troupe::detail::dispatch<W, down>,
