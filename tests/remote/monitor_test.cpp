@@ -108,8 +108,8 @@ TEST_CASE("a remote actor's end reaches each monitor once, with how it ended the
     auto ref = [&](const char* name) {
         return w.lookup<victim>(next, std::string{"mon."} + name + "." + std::to_string(next));
     };
-    auto r_pill = ref("pill"), r_threw = ref("threw"), r_done = ref("done"),
-         r_demon = ref("demon"), r_twice = ref("twice"), r_talker = ref("talker");
+    auto r_pill = ref("pill"), r_threw = ref("threw"), r_done = ref("done"), r_demon = ref("demon"),
+         r_twice = ref("twice"), r_talker = ref("talker");
     w.barrier();  // every talker knows its watcher
 
     mon.expect = 7;
@@ -207,8 +207,7 @@ TEST_CASE("a monitor of an actor that was destroyed, or never published, says so
     REQUIRE(who != nullptr);
     mon.got.get();
     CHECK(mon.downs[0].why.why == kind::destroyed);
-    CHECK(mon.downs[0].why.what.find("mon.destroyed." + std::to_string(next)) !=
-          std::string::npos);
+    CHECK(mon.downs[0].why.what.find("mon.destroyed." + std::to_string(next)) != std::string::npos);
     w.barrier();
     keep | troupe::finished_msg;
     mon | troupe::finished_msg;
