@@ -107,7 +107,7 @@ struct life_entry {
     /// Called in place (`fn(other, m)` on the thread that fires it, with no
     /// lock held but in a no-memory fallback) instead of sent: watchers that
     /// no system runs (troupe-remote's relays, which ship the down to the
-    /// watcher's rank). `fn` must not block and owns the message.
+    /// watcher's rank). `fn` must not block or throw, and owns the message.
     bool direct = false;
 };
 bool add_monitor(actor& watcher, actor& watched, const life_entry& e);

@@ -329,8 +329,7 @@ void engine::write_dump(void* arg, std::ostream& os) {
     os << "  frames sent / received: " << e.traffic.frames_sent.load(std::memory_order_relaxed)
        << " / " << e.traffic.frames_received.load(std::memory_order_relaxed) << "\n";
     std::size_t watched = 0, watched_ended = 0;
-    e.watches_.count(watched, watched_ended);
-    if (watched)
+    if (e.watches_.count(watched, watched_ended) && watched)
         os << "  remote actors monitored from this rank: " << watched << " (" << watched_ended
            << " ended)\n";
     if (std::size_t live = 0; e.names_.try_count_live(live))

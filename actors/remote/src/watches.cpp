@@ -77,12 +77,16 @@ void watch_table::end_all() noexcept {
     end_where(-1);
 }
 
-void watch_table::count(std::size_t& all, std::size_t& ended) noexcept {
-    std::lock_guard g{mutex_};
+bool watch_table::count(std::size_t& all, std::size_t& ended) noexcept {
+    all = ended = 0;
+    // A dump must not wait: a rank's end may hold the table while it sends.
+    std::unique_lock g{mutex_, std::try_to_lock};
+    if (!g.owns_lock()) return false;
     all = by_ref_.size();
     ended = 0;
     for (auto& [ref, s] : by_ref_)
         if (s->ended.load(std::memory_order_relaxed)) ++ended;
+    return true;
 }
 
 }  // namespace troupe::remote::detail

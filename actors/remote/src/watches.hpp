@@ -78,8 +78,9 @@ public:
     /// The reason a stand-in of rank `r` ends with when `r` is lost.
     static exit_reason lost(int r);
 
-    /// Stand-ins, and how many of them have ended (troupe::dump).
-    void count(std::size_t& all, std::size_t& ended) noexcept;
+    /// Stand-ins, and how many of them have ended (troupe::dump); false
+    /// (nothing counted) if the table is busy. Never waits.
+    bool count(std::size_t& all, std::size_t& ended) noexcept;
 
 private:
     // Under mutex_: ends the stand-ins of rank r (every rank if r < 0).

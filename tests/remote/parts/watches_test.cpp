@@ -75,7 +75,7 @@ TEST_CASE("watches: a stand-in's end reaches its watchers once, with the remote 
     CHECK(late.downs[0].second.to_string() == "threw: std::runtime_error: overdrawn");
     CHECK_FALSE(t.end(12345, reason(kind::finished)));  // a token nobody has
     std::size_t all = 0, ended = 0;
-    t.count(all, ended);
+    CHECK(t.count(all, ended));
     CHECK(all == 2);
     CHECK(ended == 1);
     w | troupe::finished_msg;
