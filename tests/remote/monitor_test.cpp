@@ -52,9 +52,15 @@ struct watcher : troupe::actor {
     void receive(count_q& q) { q.reply(downs.size()); }
 };
 
+struct ping_q : troupe::request<int> {};
+
 struct victim : troupe::actor {
     remote::remote_ref<watcher> back;  // the watcher on the previous rank
     troupe::allocation receive(boom&) { throw std::runtime_error("overdrawn"); }
+    troupe::allocation receive(ping_q& q) {
+        q.reply(1);
+        return troupe::Nodelete;
+    }
     troupe::allocation receive(talk& t) {
         for (int i = 0; i < t.n; ++i) {
             said s;
@@ -105,6 +111,13 @@ TEST_CASE("a remote actor's end reaches each monitor once, with how it ended the
     lw.got.get();
     w.barrier();  // every rank published, and its `done` has ended
     talker.back = w.lookup<watcher>(prev, "mon.w." + std::to_string(prev));
+    {
+        // A local ask orders that write before the talker's behaviours in a
+        // way ThreadSanitizer sees (the talk comes through MPI, which it
+        // does not instrument).
+        ping_q q;
+        REQUIRE(troupe::ask(talker, q).get() == 1);
+    }
     auto ref = [&](const char* name) {
         return w.lookup<victim>(next, std::string{"mon."} + name + "." + std::to_string(next));
     };
