@@ -62,6 +62,9 @@ struct end_hint {
     std::string what;
 };
 thread_local end_hint tls_end;  // valid while end_noted is set
+// Set by life_end_as: its downs go straight to the mailboxes (it runs in a
+// remote progress pass, which may be a waiting behaviour's park spin).
+constinit thread_local bool deliver_external = false;
 
 constexpr std::uintptr_t tomb(exit_reason::kind k) noexcept {
     return (static_cast<std::uintptr_t>(k) << 1) | 1;
@@ -126,13 +129,18 @@ void deliver(const life_entry& e, const actor* who, const exit_reason& r) noexce
                       misuse_kind::lost_message);
         return;
     }
+    if (e.direct) {
+        e.fn(e.other, *m);  // owns m
+        return;
+    }
     executor* ex = exec_of(*e.other);
     if (ex && ex->stopped.load(std::memory_order_acquire)) {
         delete m;  // its system stopped: nobody would ever receive it
         return;
     }
     try {
-        send(*e.other, *m, e.fn, *e.names);  // a refused send freed it
+        if (deliver_external) send_external(*e.other, *m, e.fn, *e.names);
+        else send(*e.other, *m, e.fn, *e.names);  // a refused send freed it
     } catch (...) {
         delete m;
         report_misuse(describe("actor", user_type_name(e.names->actor).c_str(), e.other) +
@@ -282,6 +290,15 @@ void life_ended(actor& a, allocation how) noexcept {
     // Fired with our copy of the reason: once a watcher has its down, it
     // may free the actor (a Finished one), and with it the record.
     fire(&a, why, downs, exits);
+}
+
+void life_end_as(actor& a, exit_reason why) noexcept {
+    end_noted = true;
+    tls_end.why = why.why;
+    tls_end.what = std::move(why.what);
+    deliver_external = true;
+    life_ended(a, Finished);
+    deliver_external = false;
 }
 
 void life_destroyed(actor& a) noexcept {

@@ -9,6 +9,21 @@ out=$(timeout -s KILL 60 "$mpirun" --allow-run-as-root --oversubscribe --bind-to
 rc=$?
 fail() { echo "rank_end $mode -np $np: $1"; echo "$out"; exit 1; }
 [ $rc = 0 ] || fail "mpirun exited with $rc (137: killed after 60 s, a hang)"
+if [ "$mode" = monitor ]; then
+  echo "$out" | grep -q "rank $last: world ends early" || fail "the last rank's world did not end"
+  r=0
+  while [ $r -lt $last ]; do
+    for c in down "late down" "new down"; do
+      echo "$out" | grep -qx "rank $r: $c: rank lost: rank $last lost" ||
+        fail "rank $r: '$c' was not 'rank lost: rank $last lost'"
+    done
+    echo "$out" | grep -qx "rank $r: downs: 3" || fail "rank $r: not exactly one down per monitor"
+    echo "$out" | grep -qx "rank $r: ends" || fail "rank $r did not end"
+    r=$((r + 1))
+  done
+  echo "$out"
+  exit 0
+fi
 if [ "$mode" = before ]; then
   checks="barrier lookup second_barrier"
   echo "$out" | grep -q "rank $last: returns early" || fail "the last rank did not return early"

@@ -11,8 +11,13 @@
 //                             waits for a reply it never gives
 //   rank_end_program hang     rank 0 waits forever, the others end: for
 //                             the signal test (rank_end_signal.sh)
+//   rank_end_program monitor  the others monitor an actor of the last rank,
+//                             whose world then ends while the actor lives:
+//                             each monitor fires once, "rank N lost"; one
+//                             placed afterwards fires at once
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "troupe/actors.hpp"
@@ -41,6 +46,34 @@ struct holder : troupe::actor {
 
 int rank_of;
 
+// Waits for one down.
+struct watcher : troupe::actor {
+    troupe::future<void> got;
+    const troupe::actor* who = nullptr;
+    troupe::exit_reason why;
+    int downs = 0;
+    void receive(troupe::down& d) {
+        if (++downs == 1) {
+            who = d.who;
+            why = d.reason;
+            got.fulfil();
+        }
+    }
+};
+
+// Monitors `ref` with watcher `m` and prints the down it gets, once it
+// came, as "rank R: LABEL: REASON" (and whether `who` is the expected one).
+template <class A>
+const troupe::actor* print_down(watcher& m, const char* label, const remote::remote_ref<A>& ref,
+                                const troupe::actor* expect) {
+    const troupe::actor* who = remote::monitor(m, ref);
+    m.got.get();
+    std::printf("rank %d: %s: %s%s\n", rank_of, label, m.why.to_string().c_str(),
+                who == m.who && (!expect || who == expect) ? "" : " (who is wrong)");
+    std::fflush(stdout);
+    return who;
+}
+
 template <class F>
 void expect_lost(const char* what, int lost, F&& f) {
     try {
@@ -66,7 +99,9 @@ void expect_lost(const char* what, int lost, F&& f) {
 int main(int argc, char** argv) {
     const bool early = argc > 1 && std::strcmp(argv[1], "before") == 0;
     const bool hang = argc > 1 && std::strcmp(argv[1], "hang") == 0;
-    remote::world w{argc, argv};
+    const bool monitor = argc > 1 && std::strcmp(argv[1], "monitor") == 0;
+    auto world = std::make_unique<remote::world>(argc, argv);
+    remote::world& w = *world;
     if (hang) {
         // Rank 0 waits forever (a program's own deadlock); the others end
         // and wait for it in their world's last barrier. The test then
@@ -89,6 +124,39 @@ int main(int argc, char** argv) {
     holder h;
     h.expected = last;  // one hold from each other rank
     w.publish("rank_end.holder", h);
+    if (monitor) {
+        w.barrier();  // published
+        if (w.rank() == last) {
+            w.barrier();  // the others' monitors are placed (their watches may be in flight)
+            std::printf("rank %d: world ends early\n", w.rank());
+            std::fflush(stdout);
+            world.reset();  // goodbye while the holder lives; waits for the others' ends
+            h | troupe::finished_msg;
+            sys.stop();
+            return 0;
+        }
+        auto ref = w.lookup<holder>(last, "rank_end.holder");
+        watcher first, late, fresh;
+        const troupe::actor* who = remote::monitor(first, ref);
+        w.barrier();
+        first.got.get();
+        std::printf("rank %d: down: %s%s\n", rank_of, first.why.to_string().c_str(),
+                    who == first.who ? "" : " (who is wrong)");
+        // After the rank's end: at once, for a stand-in that heard of it and
+        // for a new one (its watch is never sent).
+        print_down(late, "late down", ref, who);
+        print_down(fresh, "new down", remote::remote_ref<holder>{w.engine(), last, ref.id() + 1000},
+                   nullptr);
+        std::printf("rank %d: downs: %d\n", rank_of, first.downs + late.downs + fresh.downs);
+        first | troupe::finished_msg;
+        late | troupe::finished_msg;
+        fresh | troupe::finished_msg;
+        h | troupe::finished_msg;
+        sys.stop();
+        std::printf("rank %d: ends\n", w.rank());
+        std::fflush(stdout);
+        return 0;
+    }
     if (early && w.rank() == last) {
         h | troupe::finished_msg;
         sys.stop();

@@ -99,6 +99,10 @@ struct ask_counter;   // executor.hpp
 struct deadline_ask;  // request.hpp's deadline record (deadline.cpp)
 struct publish_access;
 struct life_access;
+/// Tag of the constructor of actors that no system runs (see actor).
+struct stand_in_t {
+    explicit stand_in_t() = default;
+};
 /// The end of an actor for its monitors and links (monitor.cpp): called
 /// once, after it was marked ended and before its storage may go. Nothrow.
 void life_ended(actor& a, allocation how) noexcept;
@@ -209,6 +213,13 @@ public:
     explicit actor(actor_system& sys,
                    std::source_location where = std::source_location::current()) {
         detail::attach(*this, &sys, where);
+    }
+    /// For runtime stand-ins that no system runs and that never receive a
+    /// message (troupe-remote's stand-ins for actors on other ranks, which
+    /// local monitors watch): joins no system, counts nowhere, reads as
+    /// finished; sends to it are refused. Nothrow.
+    explicit actor(detail::stand_in_t) noexcept {
+        header_.store(unattached, std::memory_order_relaxed);
     }
     actor(const actor&) = delete;
     actor& operator=(const actor&) = delete;

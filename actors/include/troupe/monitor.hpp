@@ -104,6 +104,11 @@ struct life_entry {
     actor* other;
     dispatch_fn fn;
     const dispatch_names* names;
+    /// Called in place (`fn(other, m)` on the thread that fires it, with no
+    /// lock held but in a no-memory fallback) instead of sent: watchers that
+    /// no system runs (troupe-remote's relays, which ship the down to the
+    /// watcher's rank). `fn` must not block or throw, and owns the message.
+    bool direct = false;
 };
 bool add_monitor(actor& watcher, actor& watched, const life_entry& e);
 bool remove_monitor(actor& watcher, actor& watched) noexcept;
@@ -111,6 +116,12 @@ bool add_link(actor& a, actor& b, const life_entry& to_a, const life_entry& to_b
 bool remove_link(actor& a, actor& b) noexcept;
 void set_trap_exits(actor& a, bool on);
 bool traps_exits(const actor& a) noexcept;
+/// Ends `a`, a stand-in that no system runs (troupe-remote's for an actor
+/// on another rank), for its monitors with `why`: as life_ended for an
+/// actor ending with Finished, at most once (a second end does nothing).
+/// Downs go straight to the watchers' mailboxes (never staged in the
+/// calling thread's worker). Nothrow.
+void life_end_as(actor& a, exit_reason why) noexcept;
 /// Not trapping: the end this exit signal gives the receiving actor (its
 /// exit action for a failure, Nodelete for a normal end). Never throws.
 allocation exit_received(actor& a, exit_msg& e) noexcept;

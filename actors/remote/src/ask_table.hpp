@@ -8,8 +8,18 @@
 // forged one) never matches a later ask in the same slot.
 //
 // A slot is free, live (q set: someone waits for the reply), or abandoned
-// (q cleared: the request was destroyed first; the reply, when it comes,
-// frees the slot and is dropped).
+// (q cleared: the request was destroyed first, or its deadline failed it;
+// the reply, when it comes, frees the slot and is dropped, and counted as
+// a late reply if the deadline had failed it).
+//
+// An ask with a deadline has a timer record (ask_deadline) in its slot,
+// armed in core's timer service. Its callback (expire) takes a live slot as
+// a reply would and leaves it abandoned with the record still in it; the
+// record is freed by whoever frees the slot (take, take_to, cancel, or the
+// table's destructor), after timer_cancel, which returns only once the
+// callback is not running: a record is never freed under a running
+// callback, and no lock of this table is held while cancelling (the
+// callback takes lock_).
 //
 // Invariants:
 //   - Every ask ends exactly once: by take() or take_to() (a reply, or its
@@ -33,20 +43,45 @@
 //     code, an allocation (add() grows the table with it held, but throws
 //     with nothing changed) or a park: spinning on it always ends.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "troupe/detail/timer.hpp"
 #include "troupe/remote/detail/engine_api.hpp"
 #include "troupe/spinlock.hpp"
 
 namespace troupe::remote::detail {
+
+class ask_table;
+
+/// The timer of an ask with a deadline (see the invariants above).
+struct ask_deadline {
+    troupe::detail::timer_node node;
+    ask_table* table = nullptr;
+    std::uint64_t id = 0;
+    int to = -1;
+    std::string what;  // the timeout's text
+};
 
 class ask_table {
 public:
     /// `awaited`: the counter of replies awaited (see the invariants).
     explicit ask_table(std::atomic<int>& awaited) noexcept : awaited_(awaited) {}
     ask_table(const ask_table&) = delete;
+    /// Disarms and frees the deadlines still held (asks never answered).
+    ~ask_table();
+
+    /// As add(q, fn, to, name), with a deadline: at `when`, if the ask is
+    /// still live, its request fails with error_code::timed_out carrying
+    /// `what` (through `fn`, on the timer service's thread), the slot is
+    /// abandoned, and a reply arriving later is dropped and counted
+    /// (late_replies). Throws std::bad_alloc (nothing recorded or armed).
+    std::uint64_t add(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
+                      std::string_view name, std::chrono::steady_clock::time_point when,
+                      std::string what);
 
     /// Records a live ask of rank `to` for request `q`, completed by `fn`;
     /// returns its id. Raises the awaited count after the slot is filled.
@@ -71,26 +106,40 @@ public:
     public:
         completion() noexcept = default;
         completion(completion&& o) noexcept
-            : table_(o.table_), q(o.q), fn(o.fn), name(o.name), found(o.found) {
+            : table_(o.table_),
+              deadline_(o.deadline_),
+              q(o.q),
+              fn(o.fn),
+              name(o.name),
+              found(o.found) {
             o.table_ = nullptr;
+            o.deadline_ = nullptr;
         }
         completion& operator=(completion&& o) noexcept {
             done();
+            release(deadline_);
             table_ = o.table_;
+            deadline_ = o.deadline_;
             q = o.q;
             fn = o.fn;
             name = o.name;
             found = o.found;
             o.table_ = nullptr;
+            o.deadline_ = nullptr;
             return *this;
         }
-        ~completion() { done(); }
+        // Ends the write, then disarms and frees the slot's deadline.
+        ~completion() {
+            done();
+            release(deadline_);
+        }
         /// Ends the write now (the request may be destroyed from here on).
         void done() noexcept;
 
     private:
         friend class ask_table;
-        ask_table* table_ = nullptr;  // set while q is being written
+        ask_table* table_ = nullptr;        // set while q is being written
+        ask_deadline* deadline_ = nullptr;  // the freed slot's, to release
 
     public:
         troupe::detail::request_tag* q = nullptr;
@@ -112,6 +161,19 @@ public:
 
     /// Live and abandoned asks, for troupe::dump.
     void count(std::size_t& live, std::size_t& abandoned) noexcept;
+    /// Asks failed by their deadline, and replies dropped because they came
+    /// after it (troupe::dump; tests).
+    std::uint64_t timed_out() const noexcept { return timed_out_.load(std::memory_order_relaxed); }
+    std::uint64_t late_replies() const noexcept {
+        return late_replies_.load(std::memory_order_relaxed);
+    }
+
+    /// An ask whose deadline had passed when it was made (never sent).
+    void note_timed_out() noexcept { timed_out_.fetch_add(1, std::memory_order_relaxed); }
+
+    /// Disarms and frees a deadline record (null: nothing). Waits while its
+    /// callback runs; call it with no lock of the table held. Nothrow.
+    static void release(ask_deadline* d) noexcept;
 
 private:
     struct slot {
@@ -120,6 +182,8 @@ private:
         std::uint32_t generation = 0;
         std::uint32_t next_free = 0;  // index + 1 of the next free slot, 0: none
         bool abandoned = false;
+        bool timed_out = false;  // abandoned by its deadline (a reply is late)
+        ask_deadline* deadline = nullptr;
         int to = -1;            // the rank asked
         std::string_view name;  // the request's message name (for errors)
     };
@@ -131,6 +195,10 @@ private:
     }
     // Under lock_: frees slot idx (live or abandoned) into a completion.
     completion take_slot(std::uint32_t idx) noexcept;
+    // The deadline of ask `id` passed: takes a live slot's request as take()
+    // does, leaving the slot abandoned (timed out) with its record.
+    completion expire(std::uint64_t id) noexcept;
+    static void on_deadline(troupe::detail::timer_node& n) noexcept;
 
     std::atomic<int>& awaited_;
     troupe::spinlock lock_{"troupe::remote asks"};
@@ -138,6 +206,7 @@ private:
     std::uint32_t free_ = 0;  // index + 1 of the first free slot, 0: none
     // The request whose reply a taker is writing (see the invariants).
     std::atomic<troupe::detail::request_tag*> completing_{nullptr};
+    std::atomic<std::uint64_t> timed_out_{0}, late_replies_{0};
 };
 
 // Inline: add, take and the completion run once per ask, on its round
@@ -181,8 +250,11 @@ inline ask_table::completion ask_table::take_slot(std::uint32_t idx) noexcept {
     c.q = s.q;
     c.fn = s.fn;
     c.name = s.name;
+    c.deadline_ = s.deadline;
+    s.deadline = nullptr;
     s.q = nullptr;
     s.abandoned = false;
+    s.timed_out = false;
     s.next_free = free_;
     free_ = idx + 1;
     if (c.q) {
@@ -196,9 +268,14 @@ inline ask_table::completion ask_table::take_slot(std::uint32_t idx) noexcept {
 inline ask_table::completion ask_table::take(std::uint64_t id) noexcept {
     const std::uint32_t idx = index_of(id);
     completion c;
+    bool late = false;
     lock_.lock();
-    if (matches(idx, id) && (slots_[idx].q || slots_[idx].abandoned)) c = take_slot(idx);
+    if (matches(idx, id) && (slots_[idx].q || slots_[idx].abandoned)) {
+        late = slots_[idx].timed_out;
+        c = take_slot(idx);
+    }
     lock_.unlock();
+    if (late) late_replies_.fetch_add(1, std::memory_order_relaxed);
     // An abandoned ask was uncounted when it was given up.
     if (c.q) awaited_.fetch_sub(1, std::memory_order_seq_cst);
     return c;

@@ -12,9 +12,11 @@
 #include <mutex>
 #include <ostream>
 #include <stdexcept>
+#include <thread>
 
 #include "troupe/defaults/remote.hpp"
 #include "troupe/detail/type_name.hpp"
+#include "troupe/request_error.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::remote::detail {
@@ -27,6 +29,13 @@ void ship(engine& e, int rank, const byte_buffer& b) { e.ship(rank, b); }
 std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn, int rank,
                            std::string_view name) {
     return e.register_ask(q, fn, rank, name);
+}
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn,
+                           const ask_target& t, std::chrono::steady_clock::time_point when) {
+    return e.register_ask(q, fn, t, when);
+}
+std::exception_ptr ask_deadline_passed(engine& e, const ask_target& t) noexcept {
+    return e.ask_deadline_passed(t);
 }
 void cancel_ask(engine& e, std::uint64_t id) noexcept { e.cancel_ask(id); }
 void watch(engine& e, pending_reply& p) { e.watch(p); }
@@ -77,12 +86,28 @@ void abandon_hook(troupe::detail::request_tag& q, std::uint64_t id) noexcept {
     if (engine* e = live_engine.load(std::memory_order_acquire)) e->abandon_ask(q, id);
 }
 
+// Relays running relay_down now (a Dekker pair with ~engine: they count
+// themselves, then load live_engine; ~engine clears live_engine, then waits
+// for the count to drop to zero before it frees relays).
+std::atomic<int> relays_running{0};
+
 MPI_Comm dup_world() {
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     return c;
 }
 }  // namespace
+
+troupe::allocation relay_down(troupe::actor* a, troupe::message& m) {
+    auto& d = static_cast<troupe::down&>(m);
+    relays_running.fetch_add(1, std::memory_order_seq_cst);
+    // Null once ~engine began: the relay may be freed, so it is not read.
+    if (engine* e = live_engine.load(std::memory_order_seq_cst))
+        e->relay_fired(static_cast<engine::relay&>(*a), d.reason);
+    relays_running.fetch_sub(1, std::memory_order_seq_cst);
+    delete &d;
+    return troupe::Nodelete;
+}
 
 // ---------------------------------------------------------------- life
 
@@ -109,8 +134,11 @@ engine::~engine() {
     progress_.unhook();                          // no idle thread runs a pass from here on
     {
         std::lock_guard g{hooks_mutex};  // an actor's destructor may be unpublishing it
-        live_engine.store(nullptr, std::memory_order_release);
+        live_engine.store(nullptr, std::memory_order_seq_cst);
     }
+    // A relay firing now (an actor of this rank ending on a worker) may
+    // still use the engine and its relay: wait it out (it ships one frame).
+    while (relays_running.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
     progress_.stop();
     out_.finish();
     if (!options_.on_gone) {  // the default report named each gone actor once; sum up the rest
@@ -122,6 +150,13 @@ engine::~engine() {
                              rank, static_cast<unsigned long long>(p.dropped), p.name.c_str(),
                              p.type.c_str(), p.a ? "had finished" : "was destroyed");
     }
+    // Monitors of remote actors that never heard of their end: this rank
+    // hears no more (rank_lost); relays still watching go (their entries
+    // leave the watched actors' records).
+    watches_.end_all();
+    free_fired_relays();
+    for (relay* r : relays_) delete r;
+    relays_.clear();
     while (replies_) {  // requests never replied to: nobody waits here any more
         pending_reply* p = replies_;
         replies_ = p->next;
@@ -135,14 +170,53 @@ engine::~engine() {
 
 // ---------------------------------------------------------------- asks and lookups
 
+namespace {
+std::string timeout_text(const ask_target& t, std::chrono::steady_clock::duration after,
+                         const char* how) {
+    char when[64];
+    std::snprintf(when, sizeof when, "%.3g ms",
+                  std::chrono::duration<double, std::milli>(after).count());
+    return "troupe::remote: ask of request '" + std::string{t.message} + "' to actor of type " +
+           troupe::detail::user_type_name(t.actor_type) + " (id " + std::to_string(t.id) +
+           ") on rank " + std::to_string(t.rank) + " " + how + " (deadline " + when +
+           " after the ask)";
+}
+}  // namespace
+
+std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn,
+                                   const ask_target& t,
+                                   std::chrono::steady_clock::time_point when) {
+    const auto now = std::chrono::steady_clock::now();
+    std::string what = timeout_text(t, when - now, "timed out");
+    return register_ask(q, fn, t.rank, t.message,
+                        [&] { return asks_.add(q, fn, t.rank, t.message, when, std::move(what)); });
+}
+
+std::exception_ptr engine::ask_deadline_passed(const ask_target& t) noexcept {
+    asks_.note_timed_out();
+    try {
+        return std::make_exception_ptr(troupe::request_error(
+            troupe::request_error::reason::timeout,
+            timeout_text(t, {}, "not sent: its deadline had already passed")));
+    } catch (...) {
+        return std::current_exception();  // std::bad_alloc: still an answer
+    }
+}
+
 std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
                                    std::string_view name) {
+    return register_ask(q, fn, to, name, [&] { return asks_.add(q, fn, to, name); });
+}
+
+template <class Add>
+std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn, int to,
+                                   std::string_view name, Add&& add) {
     if (to < 0 || to >= size)
         throw std::out_of_range("troupe::remote: rank " + std::to_string(to) +
                                 " does not exist (the job has " + std::to_string(size) + " ranks)");
     // Counted awaited before the frame is shipped: the reply is polled for
     // closely.
-    const std::uint64_t id = asks_.add(q, fn, to, name);
+    const std::uint64_t id = add();
     // Dekker with handle_goodbye (it marks the rank ended, then takes the
     // asks awaiting it; add() filled the slot, then we load the state, both
     // seq_cst): either we see the rank ended here, or its scan finds our
@@ -247,10 +321,17 @@ void engine::write_dump(void* arg, std::ostream& os) {
     // What keeps the engine polling closely (abandoned asks do not).
     os << "  replies awaited (asks and lookups not given up): "
        << e.progress_.awaited.load(std::memory_order_relaxed) << "\n";
+    if (const auto t = e.asks_.timed_out())
+        os << "  remote asks timed out: " << t
+           << " (late replies dropped: " << e.asks_.late_replies() << ")\n";
     os << "  requests from other ranks not yet replied to: "
        << e.pending_replies.load(std::memory_order_relaxed) << "\n";
     os << "  frames sent / received: " << e.traffic.frames_sent.load(std::memory_order_relaxed)
        << " / " << e.traffic.frames_received.load(std::memory_order_relaxed) << "\n";
+    std::size_t watched = 0, watched_ended = 0;
+    if (e.watches_.count(watched, watched_ended) && watched)
+        os << "  remote actors monitored from this rank: " << watched << " (" << watched_ended
+           << " ended)\n";
     if (std::size_t live = 0; e.names_.try_count_live(live))
         os << "  published actors: " << live << "\n";
     else os << "  published actors: (not counted: a delivery holds the table)\n";

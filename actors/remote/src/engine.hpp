@@ -26,7 +26,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ask_table.hpp"
@@ -39,6 +41,7 @@
 #include "troupe/remote/detail/engine_api.hpp"
 #include "troupe/remote/world.hpp"
 #include "type_tables.hpp"
+#include "watches.hpp"
 
 namespace troupe::remote::detail {
 
@@ -51,6 +54,11 @@ struct binding {
 /// Probes the affinity masks of this node's ranks (collective on
 /// MPI_COMM_WORLD).
 binding probe_binding();
+
+/// The trampoline of a relay's down (a direct monitor entry, called on the
+/// thread that ends the watched actor): engine::relay_fired, unless the
+/// world is going away. Frees the down.
+troupe::allocation relay_down(troupe::actor* a, troupe::message& m);
 
 class engine {
 public:
@@ -70,6 +78,9 @@ public:
     void ship(int to, const byte_buffer& frame) { out_.ship(to, frame); }
     std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
                                std::string_view name);
+    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn,
+                               const ask_target& t, std::chrono::steady_clock::time_point when);
+    std::exception_ptr ask_deadline_passed(const ask_target& t) noexcept;
     void cancel_ask(std::uint64_t id) noexcept { asks_.cancel(id); }
     // Request `q` (ask `id`) is being destroyed: forgets it, so that its
     // reply, if it comes, is dropped quietly; waits while the engine is
@@ -121,6 +132,20 @@ public:
         return collectives_.load(std::memory_order_relaxed);
     }
 
+    // ---- monitors across ranks (watch.cpp)
+    // The stand-in of actor `id` on `to` (see watch_remote in engine_api.hpp).
+    troupe::actor& watch_remote(int to, std::uint64_t id);
+    troupe::actor* stand_in(int to, std::uint64_t id) noexcept { return watches_.find(to, id); }
+    // A relay (the watched rank's side of a remote monitor) fired: ships the
+    // down frame to the watcher's rank; the relay is freed later.
+    struct relay final : troupe::actor {
+        relay(int t, std::uint64_t k) noexcept
+            : troupe::actor(troupe::detail::stand_in_t{}), to(t), token(k) {}
+        const int to;               // the watcher's rank
+        const std::uint64_t token;  // its stand-in's token there
+    };
+    void relay_fired(relay& r, const exit_reason& why) noexcept;
+
     // ---- replies to requests from other ranks
     void watch(pending_reply& p);
     context& waiter() noexcept { return *progress_.waker.ctx_; }
@@ -138,6 +163,11 @@ public:
     bool ask_pending(std::uint64_t id) noexcept { return asks_.pending(id); }
 
 private:
+    // register_ask's body; `add` records the ask in the table.
+    template <class Add>
+    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
+                               std::string_view name, Add&& add);
+
     // ---- inbound (inbound.cpp), token holder only
     bool receive();
     static void loop_back(void* self, const char* p, std::size_t n);
@@ -148,6 +178,10 @@ private:
     void handle_lookup(const parsed_frame& f, byte_reader& payload, int from);
     void handle_lookup_reply(const parsed_frame& f, byte_reader& payload, int from);
     void handle_goodbye(const parsed_frame& f, byte_reader& payload, int from);
+    void handle_watch(const parsed_frame& f, byte_reader& payload, int from);
+    void handle_down(const parsed_frame& f, byte_reader& payload, int from);
+    // Frees the relays that have fired (token holder, or ~engine).
+    void free_fired_relays() noexcept;
     // report() of a frame of kind `what` whose payload did not decode.
     void report_malformed(int from, const char* what, const std::exception& e);
     void report_gone(const name_table::published& p, int from, std::string_view name);
@@ -173,6 +207,13 @@ private:
     ask_table asks_{progress_.awaited};
     name_table names_;
     lookup_table lookups_{progress_.awaited};
+    // Monitors: this rank's stand-ins for remote actors it watches, and the
+    // relays watching its own actors for other ranks (watch.cpp: a relay is
+    // in relays_ until it fires, then in fired_ until freed).
+    watch_table watches_;
+    std::mutex relays_mutex_;
+    std::unordered_set<relay*> relays_;
+    std::vector<relay*> fired_;
 
     // Token holder only.
     byte_buffer rbuf_;                  // the batch being received

@@ -131,7 +131,8 @@ void put_reply_error(byte_writer& w, const reply_error_record& e) {
         put_text(w, e.actor_type);
         break;
     case error_code::network_error:
-    case error_code::rank_ended: put_text(w, e.what); break;
+    case error_code::rank_ended:
+    case error_code::timed_out: put_text(w, e.what); break;
     }
 }
 
@@ -151,7 +152,8 @@ reply_error_record get_reply_error(byte_reader& r) {
         e.actor_type = get_text(r, "actor type");
         break;
     case static_cast<std::uint8_t>(error_code::network_error):
-    case static_cast<std::uint8_t>(error_code::rank_ended): e.what = get_text(r, "message"); break;
+    case static_cast<std::uint8_t>(error_code::rank_ended):
+    case static_cast<std::uint8_t>(error_code::timed_out): e.what = get_text(r, "message"); break;
     default:
         throw truncated_payload("unknown error code " + std::to_string(code) +
                                 " (this program knows 1 to " + std::to_string(max_error_code) +

@@ -44,6 +44,9 @@ void engine::handle_goodbye(const parsed_frame&, byte_reader& payload, int from)
     // (they register, then load the rank's state; we store, then scan).
     peers_.set_ended(from, collectives);
     fail_awaiting(from);
+    // Monitors of its actors fire, "rank N lost" (after its downs: they were
+    // shipped before the goodbye, so its actors that ended first say how).
+    watches_.end_rank(from);
     if (options_.on_rank_lost && !ending_.load(std::memory_order_seq_cst)) {
         try {
             options_.on_rank_lost(lost_error(from, "this rank"));

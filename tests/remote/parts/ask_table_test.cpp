@@ -7,14 +7,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "ask_table.hpp"
 #include "leak_check.hpp"
 #include "scale.hpp"
+#include "troupe/detail/timer.hpp"
+#include "troupe/future.hpp"
 
 namespace rd = troupe::remote::detail;
 using troupe::remote::byte_reader;
@@ -238,4 +242,161 @@ TEST_CASE("ask table: replies, a rank's end, cancels and destructors race; each 
     t.count(live, abandoned);
     CHECK(live == 0);
     CHECK(abandoned == 0);  // every abandoned ask's late reply freed its slot
+}
+
+// ---------------------------------------------------------------- deadlines
+
+namespace {
+
+// A request that records how it was answered.
+struct timed_request : troupe::detail::request_tag {
+    rd::frame_kind kind{};
+    rd::error_code code{};
+    std::string what;           // written by the completer (plain: TSan checks)
+    std::atomic<int> ends{0};   // times it was answered
+    troupe::future<void> done;  // fulfilled by its answer
+};
+
+void complete_timed(troupe::detail::request_tag& t, rd::frame_kind k, byte_reader& r, int) {
+    auto& q = static_cast<timed_request&>(t);
+    q.kind = k;
+    if (k == rd::frame_kind::reply_error) {
+        const rd::reply_error_record e = rd::get_reply_error(r);
+        q.code = e.code;
+        q.what = e.what;
+    }
+    q.ends.fetch_add(1, std::memory_order_relaxed);
+    q.done.fulfil();
+}
+
+bool answer(rd::ask_table& t, std::uint64_t id) {
+    rd::ask_table::completion c = t.take(id);
+    if (c.q) {
+        byte_reader none{nullptr, 0};
+        c.fn(*c.q, rd::frame_kind::reply_value, none, 1);
+    }
+    return c.found;
+}
+
+auto soon(int us) { return std::chrono::steady_clock::now() + std::chrono::microseconds(us); }
+auto never() { return std::chrono::steady_clock::now() + std::chrono::hours(1); }
+
+}  // namespace
+
+TEST_CASE("ask table: a deadline fails a live ask once; the late reply is dropped and counted") {
+    troupe_test::leak_check no_leaks;
+    std::atomic<int> awaited{0};
+    rd::ask_table t{awaited};
+    timed_request q;
+    const std::size_t timers = troupe::detail::timer_pending();
+    const std::uint64_t id =
+        t.add(q, &complete_timed, 1, "test.slow", soon(2000), "the ask of 'test.slow' timed out");
+    CHECK(awaited == 1);
+    q.done.get();  // parks until the deadline's callback answered it
+    CHECK(q.ends == 1);
+    CHECK(q.kind == rd::frame_kind::reply_error);
+    CHECK(q.code == rd::error_code::timed_out);
+    CHECK(q.what == "the ask of 'test.slow' timed out");
+    CHECK(awaited == 0);  // nobody polls for a reply nobody waits for
+    CHECK_FALSE(t.pending(id));
+    CHECK(t.timed_out() == 1);
+    CHECK(t.late_replies() == 0);
+    std::size_t live = 9, abandoned = 9;
+    t.count(live, abandoned);
+    CHECK(live == 0);
+    CHECK(abandoned == 1);  // until its reply comes
+    // The destructor of a timed-out request abandons nothing and never waits.
+    CHECK_FALSE(t.abandon(q, id));
+    // The reply, late: the slot is freed, nothing is written, it is counted.
+    CHECK(answer(t, id));
+    CHECK(q.ends == 1);
+    CHECK(t.late_replies() == 1);
+    t.count(live, abandoned);
+    CHECK(abandoned == 0);
+    CHECK(troupe::detail::timer_pending() == timers);  // the record went with the slot
+    CHECK_FALSE(answer(t, id));                        // a second reply finds nothing
+    CHECK(t.late_replies() == 1);
+}
+
+TEST_CASE("ask table: a reply, a rank's end, a cancel or the table's end disarm the deadline") {
+    troupe_test::leak_check no_leaks;
+    std::atomic<int> awaited{0};
+    const std::size_t timers = troupe::detail::timer_pending();
+    {
+        rd::ask_table t{awaited};
+        timed_request replied, lost, unsent, abandoned, never_answered;
+        const std::uint64_t a = t.add(replied, &complete_timed, 1, "test.a", never(), "a");
+        (void)t.add(lost, &complete_timed, 2, "test.b", never(), "b");
+        const std::uint64_t c = t.add(unsent, &complete_timed, 1, "test.c", never(), "c");
+        const std::uint64_t d = t.add(abandoned, &complete_timed, 1, "test.d", never(), "d");
+        (void)t.add(never_answered, &complete_timed, 1, "test.e", never(), "e");
+        CHECK(troupe::detail::timer_pending() == timers + 5);
+        CHECK(answer(t, a));
+        CHECK(replied.kind == rd::frame_kind::reply_value);
+        CHECK(troupe::detail::timer_pending() == timers + 4);
+        {
+            rd::ask_table::completion k = t.take_to(2);
+            CHECK(k.q == &lost);
+        }
+        CHECK(troupe::detail::timer_pending() == timers + 3);
+        CHECK(t.cancel(c));
+        CHECK(troupe::detail::timer_pending() == timers + 2);
+        CHECK(t.abandon(abandoned, d));  // stays armed: it finds nothing when it fires
+        CHECK(troupe::detail::timer_pending() == timers + 2);
+        CHECK(t.timed_out() == 0);
+    }  // the table's end releases the rest
+    CHECK(troupe::detail::timer_pending() == timers);
+    CHECK(awaited == 1);  // never_answered's: a table ends with its engine
+}
+
+TEST_CASE(
+    "ask table: replies race deadlines; each ask is answered once, every late reply counted") {
+    troupe_test::leak_check no_leaks;
+    const int n = troupe_test::scaled(2000);
+    std::atomic<int> awaited{0};
+    rd::ask_table t{awaited};
+    std::unique_ptr<timed_request[]> reqs{new timed_request[static_cast<std::size_t>(n)]};
+    std::unique_ptr<std::atomic<std::uint64_t>[]> posted {
+        new std::atomic<std::uint64_t>[ static_cast<std::size_t>(n) ]
+    };
+    for (int i = 0; i < n; ++i) posted[i].store(0);
+    std::atomic<int> next_reply{0};
+    // The replier answers the asks in order, each as soon as it is posted,
+    // after a random pause of about the deadline's size.
+    std::thread replier([&] {
+        std::mt19937 rng{7};
+        for (int i = 0; i < n; ++i) {
+            std::uint64_t id;
+            while ((id = posted[i].load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+            for (unsigned spin = rng() % 4000; spin > 0; --spin)
+                std::atomic_signal_fence(std::memory_order_seq_cst);
+            (void)answer(t, id);
+            next_reply.store(i + 1, std::memory_order_release);
+        }
+    });
+    std::mt19937 rng{3};
+    int values = 0, timeouts = 0, twice = 0;
+    for (int i = 0; i < n; ++i) {
+        timed_request& q = reqs[i];
+        const std::uint64_t id =
+            t.add(q, &complete_timed, 1, "test.race", soon(static_cast<int>(rng() % 20)), "late");
+        posted[i].store(id, std::memory_order_release);
+        q.done.get();
+        (void)t.abandon(q, id);  // ~request: waits out a write in progress
+        if (q.ends.load() != 1) ++twice;
+        if (q.kind == rd::frame_kind::reply_value) ++values;
+        else if (q.code == rd::error_code::timed_out && q.what == "late") ++timeouts;
+    }
+    replier.join();
+    CHECK(twice == 0);
+    CHECK(values + timeouts == n);
+    CHECK(t.timed_out() == static_cast<std::uint64_t>(timeouts));
+    // Every timed-out ask's reply came later (the replier answers each ask
+    // once) and was dropped and counted.
+    CHECK(t.late_replies() == static_cast<std::uint64_t>(timeouts));
+    CHECK(awaited == 0);
+    std::size_t live = 9, abandoned = 9;
+    t.count(live, abandoned);
+    CHECK(live == 0);
+    CHECK(abandoned == 0);
 }

@@ -183,9 +183,9 @@ TEST_CASE("frames: random damage never reads outside the batch") {
 }
 
 TEST_CASE("frames: kinds this program does not know are recognised") {
-    for (std::uint16_t k = 1; k <= 7; ++k) CHECK(rd::known_kind(k));
+    for (std::uint16_t k = 1; k <= 9; ++k) CHECK(rd::known_kind(k));
     CHECK_FALSE(rd::known_kind(0));
-    CHECK_FALSE(rd::known_kind(8));
+    CHECK_FALSE(rd::known_kind(10));
     CHECK_FALSE(rd::known_kind(0xffff));
     // A frame of unknown kind is still a well-formed frame: the parser
     // yields it (the engine reports and drops it alone) and goes on.
@@ -246,7 +246,8 @@ TEST_CASE("error records: every code round-trips with its fields") {
     CHECK(r.actor_name == "bank.alice");
     CHECK(r.actor_type == "account");
 
-    for (auto code : {rd::error_code::network_error, rd::error_code::rank_ended}) {
+    for (auto code :
+         {rd::error_code::network_error, rd::error_code::rank_ended, rd::error_code::timed_out}) {
         e = {};
         e.code = code;
         e.what = std::string(300, 'w');
@@ -258,11 +259,11 @@ TEST_CASE("error records: every code round-trips with its fields") {
 
 TEST_CASE("error records: unknown codes and damaged records are refused, naming what is wrong") {
     troupe_test::leak_check no_leaks;
-    for (int code : {0, 5, 200, 255}) {
+    for (int code : {0, 6, 200, 255}) {
         CAPTURE(code);
         const std::string text = refusal(std::string(1, static_cast<char>(code)) + "rest");
         CHECK(text.find("unknown error code " + std::to_string(code)) != std::string::npos);
-        CHECK(text.find("1 to 4") != std::string::npos);
+        CHECK(text.find("1 to 5") != std::string::npos);
     }
     CHECK(refusal("").find("no error code") != std::string::npos);
 

@@ -4,5 +4,6 @@
 #include "troupe/defaults/remote.hpp"
 #include "troupe/remote/errors.hpp"
 #include "troupe/remote/message.hpp"
+#include "troupe/remote/monitor.hpp"
 #include "troupe/remote/ref.hpp"
 #include "troupe/remote/world.hpp"

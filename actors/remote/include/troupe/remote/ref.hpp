@@ -35,6 +35,7 @@
 /// The program on the receiving rank must contain the same `ref | msg` (or
 /// ask) for that pair of types (true of SPMD programs, where every rank runs
 /// one binary); an MPMD receiver calls troupe::remote::accept<A, M...>().
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -255,6 +256,11 @@ void complete_reply(M& q, frame_kind k, byte_reader& r, int from) {
         q.reply_exception(
             std::make_exception_ptr(rank_lost(from, rank_lost::reason::ended, e.what)));
         return;
+    case error_code::timed_out:
+        // Made on this rank when the ask's deadline passed (never sent).
+        q.reply_exception(std::make_exception_ptr(
+            troupe::request_error(troupe::request_error::reason::timeout, e.what)));
+        return;
     }
 }
 
@@ -337,13 +343,74 @@ public:
     template <class M>
     requires std::is_base_of_v<troupe::detail::request_tag, M>
     auto& ask(M& q) const {
+        return ask_with(q, [&](detail::engine& e) {
+            return detail::register_ask(e, q, &detail::complete<M>, rank_, message_traits<M>::name);
+        });
+    }
+
+    /// As ask(q), with a deadline: if no answer came by `deadline`, the
+    /// future fails with troupe::request_error (reason::timeout) naming the
+    /// request, the actor's type, id and rank, and the deadline; the ask is
+    /// then given up (a reply arriving later is dropped, and counted in
+    /// troupe::dump's "remote asks timed out ... late replies dropped"), so
+    /// `q` may be destroyed or reset at once, unlike a local ask with a
+    /// deadline. The round is answered once: the reply and the deadline
+    /// race on one claim (the asks table), so the value reaches the future
+    /// only if the reply won. A deadline already passed fails the future at
+    /// once and sends nothing. The deadline is one entry in core's timer
+    /// service (no thread). Throws like ask(q) (strong guarantee), and
+    /// std::bad_alloc (nothing sent, nothing armed).
+    template <class M>
+    requires std::is_base_of_v<troupe::detail::request_tag, M>
+    auto& ask(M& q, std::chrono::steady_clock::time_point deadline) const {
+        const detail::ask_target t{rank_, id_, troupe::detail::type_name<A>(),
+                                   message_traits<M>::name};
+        if (deadline <= std::chrono::steady_clock::now()) {
+            detail::check_send<A, M>();
+            detail::mark_sent(q);  // answered, not forgotten
+            q.reply_exception(detail::ask_deadline_passed(engine(), t));
+            return q.result();
+        }
+        return ask_with(q, [&](detail::engine& e) {
+            return detail::register_ask(e, q, &detail::complete<M>, t, deadline);
+        });
+    }
+    /// ask(q, now + timeout).
+    template <class M, class Rep, class Period>
+    requires std::is_base_of_v<troupe::detail::request_tag, M>
+    auto& ask(M& q, std::chrono::duration<Rep, Period> timeout) const {
+        return ask(q, std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout));
+    }
+
+    friend bool operator==(const remote_ref& a, const remote_ref& b) noexcept {
+        return a.eng_ == b.eng_ && a.rank_ == b.rank_ && a.id_ == b.id_;
+    }
+
+    /// For the library: a reference to actor `id` on `rank`.
+    remote_ref(detail::engine& e, int rank, std::uint64_t id) noexcept
+        : eng_(&e), rank_(rank), id_(id) {}
+
+    /// For the library: the engine (throws std::logic_error if invalid).
+    detail::engine& engine() const {
+        if (!eng_)
+            throw std::logic_error(
+                "troupe::remote: send through an invalid remote_ref (not from a lookup)");
+        return *eng_;
+    }
+
+private:
+    // ask(q) and ask(q, deadline): `reg` records the ask (and arms its
+    // deadline) and returns its id.
+    template <class M, class Register>
+    auto& ask_with(M& q, Register&& reg) const {
         detail::check_send<A, M>();
         (void)detail::pair_entry<A, M>::registered;
         detail::mark_sent(q);  // see tell()
         detail::engine& e = engine();
         std::uint64_t id;
         try {
-            id = detail::register_ask(e, q, &detail::complete<M>, rank_, message_traits<M>::name);
+            id = reg(e);
         } catch (const rank_lost&) {
             // The rank has ended: the ask fails at once, through its future
             // (as one sent just before it ended does).
@@ -375,15 +442,6 @@ public:
         return q.result();
     }
 
-    friend bool operator==(const remote_ref& a, const remote_ref& b) noexcept {
-        return a.eng_ == b.eng_ && a.rank_ == b.rank_ && a.id_ == b.id_;
-    }
-
-    /// For the library: a reference to actor `id` on `rank`.
-    remote_ref(detail::engine& e, int rank, std::uint64_t id) noexcept
-        : eng_(&e), rank_(rank), id_(id) {}
-
-private:
     template <class M>
     void tell(const M& m) const {
         (void)detail::pair_entry<A, M>::registered;
@@ -401,13 +459,6 @@ private:
         detail::end_frame(b);
         detail::ship(e, rank_, b);
     }
-    detail::engine& engine() const {
-        if (!eng_)
-            throw std::logic_error(
-                "troupe::remote: send through an invalid remote_ref (not from a lookup)");
-        return *eng_;
-    }
-
     template <class A2, class M>
     requires std::is_base_of_v<troupe::message, std::remove_cvref_t<M>>
     friend const remote_ref<A2>& operator|(const remote_ref<A2>& r, M&& m);

@@ -3,8 +3,10 @@
 // progress engine itself is in src/engine.hpp), and the pooled storage of
 // messages received from the network.
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <new>
 #include <string>
@@ -82,6 +84,34 @@ std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_comple
                            std::string_view name);
 /// Forgets an ask whose frame could not be shipped.
 void cancel_ask(engine& e, std::uint64_t id) noexcept;
+
+/// What names the asked actor and the request in a remote ask's timeout.
+struct ask_target {
+    int rank;
+    std::uint64_t id;
+    std::string_view actor_type;
+    std::string_view message;
+};
+/// As register_ask, with a deadline: at `when` a still unanswered ask
+/// fails with troupe::request_error (reason::timeout) naming `t`, and its
+/// reply, if it comes later, is dropped and counted. Throws rank_lost
+/// (nothing registered), std::bad_alloc (nothing registered or armed).
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn,
+                           const ask_target& t, std::chrono::steady_clock::time_point when);
+/// The error of an ask whose deadline had passed when it was made (nothing
+/// is sent); counted as timed out. Never throws.
+std::exception_ptr ask_deadline_passed(engine& e, const ask_target& t) noexcept;
+
+// ---------------------------------------------------------------- monitors
+
+/// The local stand-in of actor `id` on `rank`, on which monitors of that
+/// actor are placed (troupe/remote/monitor.hpp); the first call for it
+/// ships a watch frame to `rank`. A rank that has ended ends the stand-in
+/// at once (rank_lost). Throws std::out_of_range (bad rank), std::bad_alloc
+/// (no stand-in, or its watch frame not shipped: a later call retries).
+troupe::actor& watch_remote(engine& e, int rank, std::uint64_t id);
+/// That stand-in, or nullptr if this rank never monitored the actor.
+troupe::actor* remote_stand_in(engine& e, int rank, std::uint64_t id) noexcept;
 
 // ---------------------------------------------------------------- errors
 

@@ -27,6 +27,8 @@ enum class frame_kind : std::uint16_t {
     lookup = 5,        // payload: the name looked up; reply to lookup id `token`
     lookup_reply = 6,  // to lookup id `target`; payload: found, id, type, names
     goodbye = 7,       // the sender's world is ending; payload: its collectives entered
+    watch = 8,         // monitor actor `target`; answer with a down to watch `token`
+    down = 9,          // watched actor ended: to watch `target`; payload: reason kind, what()
 };
 
 /// The kind of error a reply_error frame carries: a code on the wire, never
@@ -37,8 +39,9 @@ enum class error_code : std::uint8_t {
     actor_gone = 2,       // the actor was destroyed or had finished: what(), its name and type
     network_error = 3,    // the serving rank could not deliver the ask (bad input): what()
     rank_ended = 4,       // made up on the asking rank when the asked rank ends (never sent)
+    timed_out = 5,        // made up on the asking rank when the ask's deadline passes (never sent)
 };
-inline constexpr std::uint8_t max_error_code = 4;
+inline constexpr std::uint8_t max_error_code = 5;
 
 inline constexpr std::uint32_t frame_magic = 0x7470726fu;  // "tpro"
 
