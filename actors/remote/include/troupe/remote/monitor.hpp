@@ -3,10 +3,12 @@
 ///
 ///     struct boss : troupe::actor {
 ///         const troupe::actor* w = nullptr;
-///         void receive(start& s) { w = troupe::remote::monitor(*this, s.worker); }  // a
-///         remote_ref void receive(troupe::down& d) {          // exactly once per monitor
+///         // start carries a troupe::remote::remote_ref<worker> named worker
+///         void receive(start& s) { w = troupe::remote::monitor(*this, s.worker); }
+///         void receive(troupe::down& d) {  // exactly once per monitor
+///             // e.g. "rank lost: rank 1 lost", "threw: ..."
 ///             if (d.who == w) std::puts(d.reason.to_string().c_str());
-///         }                                        // "rank lost: rank 1 lost", "threw: ..."
+///         }
 ///     };
 ///
 /// `troupe::remote::monitor(watcher, ref)` is troupe::monitor for an actor
