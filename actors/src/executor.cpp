@@ -96,6 +96,10 @@ executor::executor(const actor_system_config& c, actor_system* o)
       user_threads(cfg.threads == worker_threads::user),
       idle_(cfg.workers, idle_group::spinner_duty::hint) {
     trace::start_if_requested();  // before any worker runs (docs/trace.md)
+    born_ticks = timestamp();
+    born_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
     if (user_threads) {
@@ -356,10 +360,23 @@ stop_report executor::survivors() const {
     for (std::size_t i = 0; i < mailbox_count; ++i) {
         for (actor* a = mailboxes[i].settled; a; a = worker_access::next(a)) note(a);
     }
+    // Actors sent a message that none received yet: messaged, not "never
+    // messaged" (their storage must be alive for the delivery anyway).
+    bool all_seen = true;
+    for (std::size_t i = 0; i < mailbox_count; ++i) {
+        const copy_queue& q = *mailboxes[i].queue;
+        for (std::uint32_t k = 0; k < q.size() && k < max_scanned_envelopes; ++k) {
+            actor* a = q.front()[k].receiver;
+            if (worker_access::alive(*a) && !worker_access::registered(*a)) note(a);
+        }
+        if (q.size() > max_scanned_envelopes) all_seen = false;
+    }
     for (auto& [t, n] : by_type) r.survivors.push_back({t, n});
     std::sort(r.survivors.begin(), r.survivors.end(),
               [](const survivor& a, const survivor& b) { return a.count > b.count; });
-    r.never_messaged = r.live_actors > registered ? r.live_actors - registered : 0;
+    const std::size_t unnamed = r.live_actors > registered ? r.live_actors - registered : 0;
+    if (all_seen) r.never_messaged = unnamed;
+    else r.not_inspected = unnamed;
     return r;
 }
 

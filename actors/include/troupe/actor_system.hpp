@@ -79,6 +79,25 @@ struct stop_report {
     std::size_t queued_messages = 0;
     /// Periodic reports: how long stop() had waited.
     std::chrono::nanoseconds waited{0};
+    /// Periodic reports: what each worker was doing, one line each, as
+    /// troupe::dump prints them ("worker 0: in actor 'pinger' (ping_actor),
+    /// receiving 'start' ...; blocked for 10.0 s on future (0x...), the reply
+    /// to its ask 'ping' to actor 'ponger' (pong_actor)").
+    std::vector<std::string> workers;
+    /// Periodic reports: the request cycles among blocked behaviours
+    /// ("request cycle: actor 'pinger' (ping_actor) (worker 0, in its receive
+    /// of 'start') waits for the reply to its ask 'ping' to actor 'ponger'
+    /// (pong_actor), which (worker 1, ...) waits for the reply to its ask
+    /// 'pong' to actor 'pinger' (ping_actor)"), each re-checked before it
+    /// is listed.
+    std::vector<std::string> cycles;
+    /// Periodic reports: the system's workers, and how many of them were
+    /// blocked inside a behaviour on a troupe primitive.
+    std::size_t worker_count = 0;
+    std::size_t blocked_workers = 0;
+    /// Periodic reports: when every worker was blocked inside a behaviour
+    /// (re-checked), that, with what each one waits on; else empty.
+    std::string all_workers_blocked;
     /// A one-paragraph description ("3 actors still alive: 2 x server, ...").
     std::string to_string() const;
 };
