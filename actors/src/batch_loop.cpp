@@ -242,7 +242,7 @@ void worker::process(mailbox& mb) {
         deliver(e);
     }
     batch_ = nullptr;
-    running_.store(nullptr, std::memory_order_relaxed);
+    running_ = nullptr;
     batch_began.store(0, std::memory_order_relaxed);
     // Staged sends reach their mailboxes before anyone else may run these
     // actors again: a sender moved to another worker by a steal cannot
@@ -292,7 +292,7 @@ inline void worker::deliver(const envelope& e) {
         worker_access::link_settled(a);
     // What runs now, for reports: plain stores (no fence, no lock); an
     // ask noted by an earlier delivery is forgotten (note_ask).
-    running_.store(&a, std::memory_order_relaxed);
+    running_ = &a;
     running_fn_.store(e.fn, std::memory_order_relaxed);
     asked.reply = nullptr;
     // The trampoline applies the message's action (as set now); then the

@@ -170,7 +170,7 @@ public:
     // cache, so its mailbox is looked up only a few sends later: the send
     // prefetches it and passes through a short FIFO pipeline first.
     void send_from_behaviour(const envelope& e) {
-        if (e.receiver == running_.load(std::memory_order_relaxed) && local_budget_ != 0) {
+        if (e.receiver == running_ && local_budget_ != 0) {
             --local_budget_;
             local_->push(e);
             return;
@@ -253,7 +253,7 @@ public:
     // Read by reports (hang_report.cpp): the actor whose behaviour runs now
     // (only while this worker's wait is pinned: it is then stable) and the
     // trampoline of the latest delivery (any time: one word).
-    const actor* running_actor() const noexcept { return running_.load(std::memory_order_relaxed); }
+    const actor* running_actor() const noexcept { return running_; }
     dispatch_fn running_fn() const noexcept { return running_fn_.load(std::memory_order_relaxed); }
     const mailbox* batch_mailbox() const noexcept { return batch_; }
     // The rest of the batch in process (pinned reads only, as above).
@@ -302,11 +302,12 @@ private:
     copy_queue* local_;           // the empty queue a gulp swaps in; drained by process()
     // The mailbox whose batch process() is running, else nullptr.
     mailbox* batch_ = nullptr;
-    // The actor whose behaviour is running, else nullptr, and the
-    // trampoline of its delivery (of the latest one between batches).
-    // Written by this worker only (relaxed stores: plain moves); reports
-    // read them (see running_actor).
-    std::atomic<actor*> running_{nullptr};
+    // The actor whose behaviour is running, else nullptr: a plain field
+    // (the send path compares with it), read by reports only while they
+    // pin this worker's wait (see running_actor). The trampoline of its
+    // delivery (of the latest one between batches): written by this worker
+    // only (a relaxed store: a plain move), read by reports at any time.
+    actor* running_ = nullptr;
     std::atomic<dispatch_fn> running_fn_{nullptr};
     // End-of-batch flush (process()): a send that finds its mailbox's owner
     // asleep may leave the wake to settle_deferred_wake (at most one
