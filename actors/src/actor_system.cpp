@@ -133,6 +133,8 @@ stop_report survivors_now(executor& ex) { return survivors_now(ex, look_at_worke
 
 }  // namespace
 
+stop_report survivors_running(executor& ex, const workers_view& v) { return survivors_now(ex, v); }
+
 void write_actor_dump(void* arg, std::ostream& os) {
     executor& ex = *static_cast<executor*>(arg);
     os << describe("actor system", ex.cfg.name.empty() ? nullptr : ex.cfg.name.c_str(), ex.owner)
@@ -324,6 +326,10 @@ std::string stop_report::to_string() const {
              " mailbox(es) being processed now (a behaviour running or blocked: troupe::dump "
              "shows what each worker waits on)";
     if (queued_messages) s += "; " + std::to_string(queued_messages) + " message(s) queued";
+    if (workers_left)
+        s += "; " + std::to_string(workers_left) +
+             " worker(s) left blocked inside a behaviour (not joined; the system's memory stays "
+             "allocated)";
     if (!busy_mailboxes && !queued_messages && blocked_workers == 0 &&
         (!survivors.empty() || never_messaged))
         s += "; no behaviour was running or blocked and no message was queued: nothing in the "

@@ -208,13 +208,14 @@ void executor::notify_if_done() noexcept {
     if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
 }
 
-void executor::shut_down_workers() {
+void executor::shut_down_workers(const std::vector<bool>* leave) {
     remove_dump_section(dump_);  // no dump reads a system that is going away
     // Dekker with park_idle: either the worker sees `shutdown` after its
     // announce, or we see it parked and wake it.
     shutdown.store(true, std::memory_order_seq_cst);
     for (std::size_t w = 0; w < workers.size(); ++w) wake(w);
-    for (auto& w : workers) w->join();
+    for (std::size_t w = 0; w < workers.size(); ++w)
+        if (!leave || !(*leave)[w]) workers[w]->join();
 }
 
 stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point deadline) {
@@ -295,13 +296,24 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
             }
         }
     }
-    shut_down_workers();
+    // Giving up: workers blocked inside a behaviour are left there (their
+    // behaviour may never return), the others are joined.
+    workers_view left;
+    if (!done) left = look_at_workers(*this);
+    shut_down_workers(done || left.blocked == 0 ? nullptr : &left.is_blocked);
     stop_report rep;
     if (done) {
         if constexpr (checked_build) report_leftovers();
     } else {
-        rep = survivors();
-        abandoned = true;  // survivors keep pointers into us: never freed
+        if (left.blocked == 0) {
+            rep = survivors();
+        } else {
+            // Left workers may still run: read the mailboxes as for a
+            // running system, under their locks.
+            rep = survivors_running(*this, left);
+            rep.workers_left = left.blocked;
+        }
+        abandoned = true;  // survivors (and left workers) keep pointers into us: never freed
         std::fprintf(stderr, "troupe: %s: stop gave up: %s\n",
                      describe("actor system", name_or(cfg, nullptr), owner).c_str(),
                      rep.to_string().c_str());

@@ -97,6 +97,7 @@ struct workers_view {
     std::vector<std::string> lines;   // "worker 0: ..."
     std::vector<std::string> cycles;  // "request cycle: actor 'a' ..."
     std::size_t blocked = 0;          // workers blocked inside a behaviour
+    std::vector<bool> is_blocked;     // by worker index
     std::vector<held_batch> held;     // one per blocked worker
     // Every worker blocked inside a behaviour, each on what (one clause
     // each, for the stop report); empty unless all are.
@@ -189,7 +190,10 @@ private:
     idle_group idle_;
     // Time (us) of the latest rate-limited helper wake.
     std::atomic<std::int64_t> last_helper_wake_{0};
-    void shut_down_workers();
+    // Stops and joins the workers, except those `leave` says are blocked
+    // inside a behaviour (a timed stop that gave up leaves them: their
+    // behaviour may never return; the executor is then never freed).
+    void shut_down_workers(const std::vector<bool>* leave = nullptr);
     void report_leftovers();
     stop_report survivors() const;
     actor_statistics final_stats_{};
@@ -197,6 +201,10 @@ private:
 
 // The executor new actors join when nothing more specific applies.
 executor* default_executor() noexcept;
+
+// The survivors of a system whose workers may still run (actor_system.cpp):
+// by type, with what `v` saw of the workers (see survivors_now there).
+stop_report survivors_running(executor& ex, const workers_view& v);
 
 // stop() has waited `waited` with actors alive: builds a survivor report
 // from the running system (actor_system.cpp) and hands it to the

@@ -207,6 +207,7 @@ workers_view look_at_workers(executor& ex) {
     std::vector<look> looks;
     looks.reserve(n);
     for (std::size_t i = 0; i < n; ++i) looks.push_back(read_worker(ex, *ex.workers[i]));
+    for (const look& l : looks) v.is_blocked.push_back(l.blocked);
     const std::int64_t now = wait_clock_ns();
     const std::int64_t steady_now = steady_ns();
     for (const look& l : looks) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "actor_fixture.hpp"
 #include "troupe/channel.hpp"
@@ -227,4 +228,45 @@ TEST_CASE("idle workers and a running behaviour are told apart in the dump") {
     CHECK(contains(d, "worker 0: idle"));
     CHECK(contains(d, "worker 1: idle"));
     sys.stop();
+}
+
+TEST_CASE("stop_for gives up on a request cycle: names it and leaves the blocked workers") {
+    // Last in this file: the workers it leaves stay blocked until the
+    // process exits (their systems and these actors are never freed).
+    for (std::size_t n : {1, 2}) {
+        CAPTURE(n);
+        troupe_test::watchdog w{"stop_for, request cycle at " + std::to_string(n) + " worker(s)"};
+        troupe::actor_system_config cfg;
+        cfg.workers = n;
+        cfg.stop_report_period = std::chrono::milliseconds::zero();
+        troupe::actor_system sys{cfg};
+        static start s;
+        auto* a = new pinger;  // never freed: a left worker holds them
+        auto* b = new ponger;
+        a->set_name("pinger");
+        b->set_name("ponger");
+        a->peer = b;
+        b->peer = a;
+        a->peer_asked = &b->asked;
+        *a | s;
+        // Wait for the cycle to form (the dump says when), then give up.
+        for (;;) {
+            std::ostringstream os;
+            troupe::dump(os);
+            if (os.str().find("request cycle") != std::string::npos) break;
+            std::this_thread::sleep_for(1ms);
+        }
+        const troupe::stop_report r = sys.stop_for(1ms);
+        const std::string text = r.to_string();
+        MESSAGE(text);
+        CHECK_FALSE(r.finished);
+        CHECK(r.workers_left == n);
+        CHECK(r.cycles.size() == 1);
+        CHECK(contains(text, "request cycle"));
+        CHECK(contains(text, "actor 'pinger' (pinger)"));
+        CHECK(contains(text, "actor 'ponger' (ponger)"));
+        CHECK(contains(text, "left blocked inside a behaviour"));
+        CHECK(r.never_messaged == 0);
+        CHECK(sys.stopped());
+    }
 }

@@ -98,6 +98,11 @@ struct stop_report {
     /// Periodic reports: when every worker was blocked inside a behaviour
     /// (re-checked), that, with what each one waits on; else empty.
     std::string all_workers_blocked;
+    /// `stop_for` that gave up: workers it found blocked inside a behaviour
+    /// on a troupe primitive and left there (not joined: such a behaviour
+    /// may never return); `workers`, `cycles` and `all_workers_blocked`
+    /// then say what they were doing.
+    std::size_t workers_left = 0;
     /// A one-paragraph description ("3 actors still alive: 2 x server, ...").
     std::string to_string() const;
 };
@@ -136,8 +141,13 @@ public:
 
     /// As stop(), but gives up after `limit`: then the workers are stopped
     /// anyway (after their current behaviours return), queued messages are
-    /// dropped, and the report names the actors still alive. Survivors stay
-    /// allocated; their storage is theirs to free.
+    /// dropped, and the report names the actors still alive. A worker found
+    /// blocked inside a behaviour on a troupe primitive (a request cycle, a
+    /// channel nobody writes) is not waited for: it is left there, the
+    /// report says what it waits on (`workers_left`, `workers`, `cycles`),
+    /// and if its behaviour ever returns the worker exits. Survivors stay
+    /// allocated; their storage is theirs to free (not while a worker left
+    /// blocked may still run them).
     stop_report stop_for(std::chrono::nanoseconds limit);
 
     /// Reports the actors alive now as a stop() that keeps waiting does (to
