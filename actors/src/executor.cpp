@@ -299,7 +299,13 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
     // Giving up: workers blocked inside a behaviour are left there (their
     // behaviour may never return), the others are joined.
     workers_view left;
-    if (!done) left = look_at_workers(*this);
+    if (!done) {
+        try {
+            left = look_at_workers(*this);
+        } catch (...) {
+            left = {};  // no memory for the look: join every worker, as before
+        }
+    }
     shut_down_workers(done || left.blocked == 0 ? nullptr : &left.is_blocked);
     stop_report rep;
     if (done) {

@@ -220,9 +220,11 @@ workers_view look_at_workers(executor& ex) {
             if (age >= 0) s += " (its batch began " + seconds(age) + " ago)";
             s += "; blocked for " + seconds(std::max<std::int64_t>(0, now - l.since_ns)) + " on " +
                  l.wait;
-            if (l.on_ask)
+            if (l.on_ask) {
                 s += ", the reply to its ask " + message_of(l.ask.names) + " to " +
                      asked_text(l.ask);
+                if (l.ask.deadline) s += " (an ask with a deadline)";
+            }
             if (!l.details.empty()) s += "; " + l.details;
             if (l.until_ns) s += "; until " + seconds(l.until_ns - steady_now) + " from now";
             v.held.push_back(l.held);
