@@ -126,7 +126,7 @@ struct look {
 };
 
 // Reads worker w. Throws std::bad_alloc.
-look read_worker(const executor& ex, const worker& w) {
+look read_worker(const worker& w) {
     look l;
     l.w = &w;
     const context* c = w.ctx.load(std::memory_order_acquire);
@@ -172,18 +172,20 @@ look read_worker(const executor& ex, const worker& w) {
     l.held.rec = &r;
     l.held.seq = s;
     auto add = [&](const actor* x) {
-        if (std::find(l.held.actors.begin(), l.held.actors.end(), x) != l.held.actors.end()) return;
         l.held.actors.push_back(x);
         l.held.types.push_back(type_of(*x));
     };
-    for (actor* x = b->settled; x; x = worker_access::next(x)) add(x);
+    for (actor* x = b->settled; x; x = worker_access::next(x)) add(x);  // no duplicates
+    // Unregistered receivers are not in the registry; one may have several
+    // envelopes.
+    std::unordered_set<const actor*> queued;
     const copy_queue& rest = w.batch_rest();
     for (std::uint32_t k = 0; k < rest.size() && k < max_scanned_envelopes; ++k) {
         const actor* x = rest.front()[k].receiver;
-        if (worker_access::alive(*x) && !worker_access::registered(*x)) add(x);
+        if (worker_access::alive(*x) && !worker_access::registered(*x) && queued.insert(x).second)
+            add(x);
     }
     l.held.complete = rest.size() <= max_scanned_envelopes;
-    (void)ex;
     return l;
 }
 
@@ -206,7 +208,7 @@ workers_view look_at_workers(executor& ex) {
     const std::size_t n = ex.workers.size();
     std::vector<look> looks;
     looks.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) looks.push_back(read_worker(ex, *ex.workers[i]));
+    for (std::size_t i = 0; i < n; ++i) looks.push_back(read_worker(*ex.workers[i]));
     for (const look& l : looks) v.is_blocked.push_back(l.blocked);
     const std::int64_t now = wait_clock_ns();
     const std::int64_t steady_now = steady_ns();

@@ -258,6 +258,55 @@ TEST_CASE("idle workers and a running behaviour are told apart in the dump") {
     CHECK(contains(d, "latest delivery: 'spin' to a spinner"));
 }
 
+namespace {
+struct question : troupe::request<int> {};
+struct answerer : troupe::actor {
+    void receive(question& q) { q.reply(1); }
+};
+struct kick : troupe::message {};
+struct asker : troupe::actor {
+    answerer* to = nullptr;
+    int rounds = 0;
+    std::atomic<bool> done{false};
+    troupe::allocation receive(kick&) {
+        question q;
+        for (int i = 0; i < rounds; ++i) {
+            (void)troupe::ask(*to, q).get();  // blocks its worker briefly, every round
+            q.reset();
+        }
+        done.store(true);
+        return troupe::Finished;
+    }
+};
+}  // namespace
+
+TEST_CASE("dumps beside behaviours that block and wake all the time") {
+    // The reports pin blocked workers, read their notes and batches, and
+    // name actors while the workers block, wake, ask again and end: under
+    // the sanitizers this is the race test of hang_report.cpp.
+    troupe_test::watchdog w{"dumps beside blocking behaviours"};
+    troupe::actor_system sys{3};
+    answerer ans;
+    asker a1, a2;
+    a1.to = a2.to = &ans;
+    a1.rounds = a2.rounds = troupe_test::scaled(2000);
+    kick k1, k2;
+    a1 | k1;
+    a2 | k2;
+    std::size_t dumps = 0, lines = 0;
+    while (!a1.done.load() || !a2.done.load()) {
+        std::ostringstream os;
+        troupe::dump(os);
+        ++dumps;
+        if (os.str().find("the reply to its ask 'question' to actor answerer") != std::string::npos)
+            ++lines;
+    }
+    ans | troupe::finished_msg;
+    sys.stop();
+    MESSAGE(dumps << " dumps, " << lines << " caught a worker blocked on its ask");
+    CHECK(dumps > 0);
+}
+
 #if !defined(__SANITIZE_THREAD__)
 // (TSan runs a thread of its own in every process: the everyone-asleep
 // check then sees a thread outside troupe and, rightly, reports nothing.)
