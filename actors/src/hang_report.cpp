@@ -253,6 +253,9 @@ workers_view look_at_workers(executor& ex) {
     for (std::size_t i = 0; i < n; ++i) {
         const look& l = looks[i];
         if (!l.blocked || !l.on_ask || l.ask.deadline || l.reply->available()) continue;
+        // An actor of another system (or of none) is not followed: other
+        // workers may run it.
+        if (!l.ask.target_box || l.ask.target_box->exec != &ex) continue;
         for (std::size_t j = 0; j < n; ++j)
             if (looks[j].blocked && looks[j].batch == l.ask.target_box) edge[i] = j;
         if (edge[i] == none && all_blocked) edge[i] = starved;

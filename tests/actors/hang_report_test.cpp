@@ -307,6 +307,62 @@ TEST_CASE("dumps beside behaviours that block and wake all the time") {
     CHECK(dumps > 0);
 }
 
+namespace {
+struct holder : troupe::actor {
+    explicit holder(troupe::actor_system& s) : troupe::actor(s) {}
+    std::atomic<question*> held{nullptr};
+    void receive(question& q) {
+        q.defer();  // answered later, from outside
+        held.store(&q);
+    }
+};
+struct asks_other_system : troupe::actor {
+    explicit asks_other_system(troupe::actor_system& s) : troupe::actor(s) {}
+    holder* to = nullptr;
+    troupe::allocation receive(kick&) {
+        question q;
+        (void)troupe::ask(*to, q).get();
+        return troupe::Finished;
+    }
+};
+}  // namespace
+
+TEST_CASE("an ask to another system's actor is no cycle, even with every worker blocked") {
+    troupe_test::watchdog w{"ask across systems"};
+    static captured* seen;
+    static holder* the_holder;
+    captured c;
+    seen = &c;
+    troupe::actor_system other{2};
+    holder h{other};
+    h.set_name("holder");
+    the_holder = &h;
+    troupe::actor_system_config cfg;
+    cfg.workers = 1;
+    cfg.stop_report_period = 20ms;
+    cfg.on_stop_report = [](const troupe::stop_report& r) {
+        if (seen->done || r.all_workers_blocked.empty() || !the_holder->held.load()) return;
+        seen->done = true;
+        seen->r = r;
+        seen->report = r.to_string();
+        the_holder->held.load()->reply(1);
+    };
+    troupe::actor_system sys{cfg};
+    asks_other_system a{sys};
+    a.to = &h;
+    kick k;
+    a | k;
+    sys.stop();
+    h | troupe::finished_msg;
+    other.stop();
+    REQUIRE(c.done);
+    MESSAGE(c.report);
+    CHECK(c.r.cycles.empty());
+    CHECK_FALSE(contains_text(c.report, "cycle"));
+    CHECK(contains(c.report, "every worker (1) is blocked inside a behaviour"));
+    CHECK(contains(c.report, "the reply to its ask 'question' to actor 'holder' (holder)"));
+}
+
 #if !defined(__SANITIZE_THREAD__)
 // (TSan runs a thread of its own in every process: the everyone-asleep
 // check then sees a thread outside troupe and, rightly, reports nothing.)
