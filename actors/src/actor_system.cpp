@@ -10,6 +10,7 @@
 #include <ostream>
 #include <string>
 #include <typeinfo>
+#include <unordered_set>
 #include <vector>
 
 #include "executor.hpp"
@@ -55,51 +56,92 @@ executor* default_executor() noexcept {
 
 namespace {
 
-// Survivors of a running system, by type. A mailbox's registry is touched
-// only by the worker holding its batch (being_processed) or under its lock
-// (detach): we read it under the lock while no batch holds it (acquire:
-// pairs with the release that ended the last batch, so we see its links);
-// holding the lock keeps a new gulp out while we read. Mailboxes in a batch
-// are counted as busy, their actors are not named.
-stop_report survivors_now(executor& ex) {
+// Survivors of a running system, by type, with what its workers do. A
+// mailbox's registry is touched only by the worker holding its batch
+// (being_processed) or under its lock (detach): we read it under the lock
+// while no batch holds it (acquire: pairs with the release that ended the
+// last batch, so we see its links); holding the lock keeps a new gulp out
+// while we read. A mailbox whose batch a blocked worker holds was read while
+// that worker's wait was pinned (look_at_workers); it counts if the worker
+// is still in that wait (then its batch has not moved). Any other mailbox in
+// a batch is counted as busy and its actors are not named. Actors with
+// messages queued that have not received one yet are named too: they were
+// messaged.
+stop_report survivors_now(executor& ex, const workers_view& v) {
     stop_report r;
     r.finished = false;
     r.live_actors = static_cast<std::size_t>(ex.live());
-    std::map<const std::type_info*, std::size_t> by_type;
+    r.workers = v.lines;
+    r.cycles = v.cycles;
+    r.worker_count = ex.workers.size();
+    r.blocked_workers = v.blocked;
+    r.all_workers_blocked = v.all_blocked;
+    std::map<std::string, std::size_t> by_name;
+    std::unordered_set<const actor*> seen;
     std::size_t named = 0;
+    bool all_seen = true;
+    auto note = [&](const actor* a, const std::string& type) {
+        if (!seen.insert(a).second) return;
+        ++by_name[type];
+        ++named;
+    };
+    // The receivers of queued envelopes not registered yet (sent a message,
+    // not delivered yet). A queued receiver's storage must be alive for its
+    // delivery anyway (docs/actors.md, "Messages to finished actors").
+    auto queued = [&](const copy_queue& q) {
+        for (std::uint32_t k = 0; k < q.size() && k < max_scanned_envelopes; ++k) {
+            const actor* a = q.front()[k].receiver;
+            if (seen.count(a) || !worker_access::alive(*a) || worker_access::registered(*a))
+                continue;
+            note(a, user_type_name(demangle(typeid(*a).name())));  // RTTI only here, in a report
+        }
+        if (q.size() > max_scanned_envelopes) all_seen = false;
+    };
     for (std::size_t i = 0; i < ex.mailbox_count; ++i) {
         mailbox& mb = ex.mailboxes[i];
         mb.lock.lock();
         if (mb.being_processed.load(std::memory_order_acquire)) {
-            ++r.busy_mailboxes;
-        } else {
-            r.queued_messages += mb.pending.load(std::memory_order_relaxed);
-            for (actor* a = mb.settled; a; a = worker_access::next(a)) {
-                ++by_type[&typeid(*a)];  // RTTI only here, in a report
-                ++named;
+            const held_batch* h = nullptr;
+            for (const held_batch& x : v.held)
+                if (x.box == &mb && x.rec->seq.load(std::memory_order_acquire) == x.seq) h = &x;
+            if (!h) {
+                ++r.busy_mailboxes;
+                mb.lock.unlock();
+                continue;
             }
+            for (std::size_t k = 0; k < h->actors.size(); ++k) note(h->actors[k], h->types[k]);
+            if (!h->complete) all_seen = false;
+        } else {
+            for (actor* a = mb.settled; a; a = worker_access::next(a))
+                note(a, user_type_name(demangle(typeid(*a).name())));
         }
+        r.queued_messages += mb.pending.load(std::memory_order_relaxed);
+        queued(*mb.queue);
         mb.lock.unlock();
     }
-    std::map<std::string, std::size_t> by_name;
-    for (auto& [t, n] : by_type) by_name[user_type_name(demangle(t->name()))] += n;
     for (auto& [t, n] : by_name) r.survivors.push_back({t, n});
     std::stable_sort(r.survivors.begin(), r.survivors.end(),
                      [](const survivor& a, const survivor& b) { return a.count > b.count; });
     const std::size_t unnamed = r.live_actors > named ? r.live_actors - named : 0;
-    // "Never messaged" only when every mailbox was looked at.
-    if (r.busy_mailboxes == 0) r.never_messaged = unnamed;
+    // "Never messaged" only when every mailbox and queue was looked at.
+    if (r.busy_mailboxes == 0 && all_seen) r.never_messaged = unnamed;
     else r.not_inspected = unnamed;
     return r;
 }
 
+stop_report survivors_now(executor& ex) { return survivors_now(ex, look_at_workers(ex)); }
+
 }  // namespace
+
+stop_report survivors_running(executor& ex, const workers_view& v) { return survivors_now(ex, v); }
 
 void write_actor_dump(void* arg, std::ostream& os) {
     executor& ex = *static_cast<executor*>(arg);
     os << describe("actor system", ex.cfg.name.empty() ? nullptr : ex.cfg.name.c_str(), ex.owner)
        << ": " << ex.workers.size() << " worker(s) (" << ex.parked_workers() << " asleep), "
        << ex.live() << " live actor(s)\n";
+    const workers_view v = look_at_workers(ex);
+    for (const std::string& l : v.lines) os << "  " << l << "\n";
     std::size_t shown = 0, queued = 0;
     for (std::size_t i = 0; i < ex.mailbox_count; ++i) {
         const std::uint32_t n = ex.mailboxes[i].pending.load(std::memory_order_relaxed);
@@ -127,7 +169,7 @@ void write_actor_dump(void* arg, std::ostream& os) {
     os << "  actor timers pending (all systems): " << actor_timers_pending() << "\n";
     if (const std::uint64_t d = ex.timers_dropped.load(std::memory_order_relaxed); d != 0)
         os << "  timer messages dropped (their actor had finished): " << d << "\n";
-    const stop_report r = survivors_now(ex);
+    const stop_report r = survivors_now(ex, v);
     for (const survivor& s : r.survivors)
         os << "  live actors of type " << s.type << ": " << s.count << "\n";
     if (r.never_messaged) os << "  live actors never messaged: " << r.never_messaged << "\n";
@@ -136,6 +178,10 @@ void write_actor_dump(void* arg, std::ostream& os) {
            << r.not_inspected << "\n";
     if (r.busy_mailboxes)
         os << "  mailboxes in a batch now (their actors not named): " << r.busy_mailboxes << "\n";
+    for (const std::string& c : v.cycles) os << "  " << c << "\n";
+    if (!v.all_blocked.empty() && v.cycles.empty())
+        os << "  every worker (" << ex.workers.size()
+           << ") is blocked inside a behaviour (each one's wait is above)\n";
 }
 
 void report_stop_waiting(executor& ex, std::chrono::nanoseconds waited) noexcept {
@@ -273,14 +319,23 @@ std::string stop_report::to_string() const {
         s += sep + std::to_string(not_inspected) +
              " not named (in the mailbox(es) being processed, " + "or never sent a message)";
     // What was seen, not a guess.
-    if (busy_mailboxes)
+    for (const auto& c : cycles) s += "; " + c;
+    if (!all_workers_blocked.empty()) s += "; " + all_workers_blocked;
+    else if (busy_mailboxes)
         s += "; " + std::to_string(busy_mailboxes) +
              " mailbox(es) being processed now (a behaviour running or blocked: troupe::dump "
              "shows what each worker waits on)";
     if (queued_messages) s += "; " + std::to_string(queued_messages) + " message(s) queued";
-    if (!busy_mailboxes && !queued_messages && (!survivors.empty() || never_messaged))
-        s += "; no behaviour running and nothing queued: they wait for a poison pill "
-             "(e.g. `a | troupe::finished_msg`) or a message that makes a behaviour end them";
+    if (workers_left)
+        s += "; " + std::to_string(workers_left) +
+             " worker(s) left blocked inside a behaviour (not joined; the system's memory stays "
+             "allocated)";
+    if (!busy_mailboxes && !queued_messages && blocked_workers == 0 &&
+        (!survivors.empty() || never_messaged))
+        s += "; no behaviour was running or blocked and no message was queued: nothing in the "
+             "system will end them, only a message from outside (a poison pill, e.g. "
+             "`a | troupe::finished_msg`, or one that makes a behaviour end them) or an actor "
+             "timer";
     return s;
 }
 

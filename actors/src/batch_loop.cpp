@@ -291,7 +291,11 @@ inline void worker::deliver(const envelope& e) {
     }
     if (!worker_access::registered(a)) [[unlikely]]
         worker_access::link_settled(a);
+    // What runs now, for reports: plain stores (no fence, no lock); an
+    // ask noted by an earlier delivery is forgotten (note_ask).
     running_ = &a;
+    running_fn_.store(e.fn, std::memory_order_relaxed);
+    asked.reply = nullptr;
     // The trampoline applies the message's action (as set now); then the
     // actor's.
     const allocation how = e.fn(&a, *e.msg);

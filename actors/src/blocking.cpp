@@ -86,6 +86,8 @@ const user_thread_hooks user_worker_hooks{&worker_switched_in, &worker_switched_
 }  // namespace
 
 void worker::enter_thread() noexcept {
+    // release: a report that reads the context sees it constructed.
+    ctx.store(&this_context(), std::memory_order_release);
     if (exec.user_threads) {
         // Parks with troupe's park (its processor runs other threads); the
         // hooks keep tls_worker and the request scope with this user thread
@@ -100,6 +102,7 @@ void worker::enter_thread() noexcept {
 }
 
 void worker::leave_thread() noexcept {
+    ctx.store(nullptr, std::memory_order_release);
     if (exec.user_threads) {
         set_user_thread_hooks(nullptr, nullptr);  // clears tls_worker (switched_out)
     } else {

@@ -96,6 +96,10 @@ executor::executor(const actor_system_config& c, actor_system* o)
       user_threads(cfg.threads == worker_threads::user),
       idle_(cfg.workers, idle_group::spinner_duty::hint) {
     trace::start_if_requested();  // before any worker runs (docs/trace.md)
+    born_ticks = timestamp();
+    born_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
     const std::size_t n = cfg.workers;
     stealing = cfg.stealing && n > 1;
     if (user_threads) {
@@ -204,13 +208,14 @@ void executor::notify_if_done() noexcept {
     if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
 }
 
-void executor::shut_down_workers() {
+void executor::shut_down_workers(const std::vector<bool>* leave) {
     remove_dump_section(dump_);  // no dump reads a system that is going away
     // Dekker with park_idle: either the worker sees `shutdown` after its
     // announce, or we see it parked and wake it.
     shutdown.store(true, std::memory_order_seq_cst);
     for (std::size_t w = 0; w < workers.size(); ++w) wake(w);
-    for (auto& w : workers) w->join();
+    for (std::size_t w = 0; w < workers.size(); ++w)
+        if (!leave || !(*leave)[w]) workers[w]->join();
 }
 
 stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point deadline) {
@@ -291,13 +296,30 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
             }
         }
     }
-    shut_down_workers();
+    // Giving up: workers blocked inside a behaviour are left there (their
+    // behaviour may never return), the others are joined.
+    workers_view left;
+    if (!done) {
+        try {
+            left = look_at_workers(*this);
+        } catch (...) {
+            left = {};  // no memory for the look: join every worker, as before
+        }
+    }
+    shut_down_workers(done || left.blocked == 0 ? nullptr : &left.is_blocked);
     stop_report rep;
     if (done) {
         if constexpr (checked_build) report_leftovers();
     } else {
-        rep = survivors();
-        abandoned = true;  // survivors keep pointers into us: never freed
+        if (left.blocked == 0) {
+            rep = survivors();
+        } else {
+            // Left workers may still run: read the mailboxes as for a
+            // running system, under their locks.
+            rep = survivors_running(*this, left);
+            rep.workers_left = left.blocked;
+        }
+        abandoned = true;  // survivors (and left workers) keep pointers into us: never freed
         std::fprintf(stderr, "troupe: %s: stop gave up: %s\n",
                      describe("actor system", name_or(cfg, nullptr), owner).c_str(),
                      rep.to_string().c_str());
@@ -356,10 +378,23 @@ stop_report executor::survivors() const {
     for (std::size_t i = 0; i < mailbox_count; ++i) {
         for (actor* a = mailboxes[i].settled; a; a = worker_access::next(a)) note(a);
     }
+    // Actors sent a message that none received yet: messaged, not "never
+    // messaged" (their storage must be alive for the delivery anyway).
+    bool all_seen = true;
+    for (std::size_t i = 0; i < mailbox_count; ++i) {
+        const copy_queue& q = *mailboxes[i].queue;
+        for (std::uint32_t k = 0; k < q.size() && k < max_scanned_envelopes; ++k) {
+            actor* a = q.front()[k].receiver;
+            if (worker_access::alive(*a) && !worker_access::registered(*a)) note(a);
+        }
+        if (q.size() > max_scanned_envelopes) all_seen = false;
+    }
     for (auto& [t, n] : by_type) r.survivors.push_back({t, n});
     std::sort(r.survivors.begin(), r.survivors.end(),
               [](const survivor& a, const survivor& b) { return a.count > b.count; });
-    r.never_messaged = r.live_actors > registered ? r.live_actors - registered : 0;
+    const std::size_t unnamed = r.live_actors > registered ? r.live_actors - registered : 0;
+    if (all_seen) r.never_messaged = unnamed;
+    else r.not_inspected = unnamed;
     return r;
 }
 

@@ -76,6 +76,37 @@ void wake_owner(mailbox& mb) noexcept;
 // Writes executor `arg`'s section of troupe::dump (actor_system.cpp).
 void write_actor_dump(void* arg, std::ostream& os);
 
+// What a report saw of the workers of a running system (hang_report.cpp):
+// one line per worker (what it runs, since when, what a blocked behaviour
+// waits on), the request cycles among blocked behaviours, and the actors
+// of the mailboxes whose batch a blocked worker holds (readable while it
+// stays blocked). Every fact about a blocked worker is read while its wait
+// record is pinned, and the cycles are re-checked before they are listed.
+struct held_batch {
+    const mailbox* box = nullptr;      // the mailbox whose batch the worker holds
+    const wait_reason* rec = nullptr;  // the worker's wait, as read: while its
+    std::uint32_t seq = 0;             // sequence is unchanged, all this holds
+    std::vector<const actor*> actors;  // its settled actors and the receivers left in the batch
+    std::vector<std::string> types;    // their dynamic types, in order
+    bool complete = true;              // the whole rest of the batch was scanned
+};
+// Reports scan at most this many queued envelopes of one queue for actors
+// that were sent a message and have not received one yet.
+inline constexpr std::uint32_t max_scanned_envelopes = 1u << 16;
+struct workers_view {
+    std::vector<std::string> lines;   // "worker 0: ..."
+    std::vector<std::string> cycles;  // "request cycle: actor 'a' ..."
+    std::size_t blocked = 0;          // workers blocked inside a behaviour
+    std::vector<bool> is_blocked;     // by worker index
+    std::vector<held_batch> held;     // one per blocked worker
+    // Every worker blocked inside a behaviour, each on what (one clause
+    // each, for the stop report); empty unless all are.
+    std::string all_blocked;
+};
+// Looks at the workers of `ex` (a running system: its workers started and
+// not joined). Takes mailbox locks briefly; allocates.
+workers_view look_at_workers(executor& ex);
+
 class [[gnu::visibility("hidden")]] executor {
 public:
     executor(const actor_system_config& cfg, actor_system* owner);
@@ -147,6 +178,10 @@ public:
     std::atomic<std::uint64_t> timers_dropped{0};
     // The list of live executors that timer callbacks send into (timers.cpp).
     executor* timers_next = nullptr;
+    // When the executor was made, on both clocks: reports convert a
+    // worker's batch stamp (timestamp() ticks) to seconds with them.
+    std::uint64_t born_ticks = 0;
+    std::int64_t born_ns = 0;
 
 private:
     friend class worker;  // parks and spins through idle_ (parking.cpp, batch_loop.cpp)
@@ -155,7 +190,10 @@ private:
     idle_group idle_;
     // Time (us) of the latest rate-limited helper wake.
     std::atomic<std::int64_t> last_helper_wake_{0};
-    void shut_down_workers();
+    // Stops and joins the workers, except those `leave` says are blocked
+    // inside a behaviour (a timed stop that gave up leaves them: their
+    // behaviour may never return; the executor is then never freed).
+    void shut_down_workers(const std::vector<bool>* leave = nullptr);
     void report_leftovers();
     stop_report survivors() const;
     actor_statistics final_stats_{};
@@ -163,6 +201,10 @@ private:
 
 // The executor new actors join when nothing more specific applies.
 executor* default_executor() noexcept;
+
+// The survivors of a system whose workers may still run (actor_system.cpp):
+// by type, with what `v` saw of the workers (see survivors_now there).
+stop_report survivors_running(executor& ex, const workers_view& v);
 
 // stop() has waited `waited` with actors alive: builds a survivor report
 // from the running system (actor_system.cpp) and hands it to the

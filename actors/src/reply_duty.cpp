@@ -46,6 +46,20 @@ void begin_ask(actor& a, request_tag& q) noexcept {
     q.counted_ask = c;
 }
 
+void note_ask(actor& a, const void* reply, const dispatch_names& names, bool deadline) noexcept {
+    worker* w = tls_worker;
+    if (!w || !w->in_batch()) return;
+    // The asker may send to `a`, so `a` is alive here: its mailbox and name
+    // are read now, a report may not dereference `a` later.
+    worker::ask_note& n = w->asked;
+    n.target = &a;
+    n.target_box = worker_access::box(a);
+    n.target_name = a.name();
+    n.names = &names;
+    n.deadline = deadline;
+    n.reply = reply;
+}
+
 void end_ask(ask_counter* c) noexcept {
     // acq_rel: the last one out deletes the counter after every other use.
     if (c && c->word.fetch_sub(2, std::memory_order_acq_rel) == 2) delete c;

@@ -235,6 +235,34 @@ public:
     // kernel thread's, like tls_worker).
     request_scope* saved_scope = nullptr;
 
+    // What a behaviour of this worker asked last (note_ask): the reply's
+    // future, the actor asked, its mailbox (read while the asker could
+    // send to it: mailboxes outlive actors) and name, the request's types.
+    // Written by this worker only; cleared at every delivery, so a note
+    // names the behaviour running now. Reports read it only while they
+    // pin this worker's wait record (the worker cannot move on meanwhile),
+    // which orders the reads after its writes: plain fields.
+    struct ask_note {
+        const void* reply = nullptr;
+        const actor* target = nullptr;
+        const mailbox* target_box = nullptr;
+        const char* target_name = nullptr;
+        const dispatch_names* names = nullptr;
+        bool deadline = false;
+    } asked;
+    // The context this worker runs as (its OS thread or user thread), set
+    // when it starts and cleared when it leaves: reports pin its wait
+    // record to see what a blocked behaviour waits on.
+    std::atomic<const context*> ctx{nullptr};
+    // Read by reports (hang_report.cpp): the actor whose behaviour runs now
+    // (only while this worker's wait is pinned: it is then stable) and the
+    // trampoline of the latest delivery (any time: one word).
+    const actor* running_actor() const noexcept { return running_; }
+    dispatch_fn running_fn() const noexcept { return running_fn_.load(std::memory_order_relaxed); }
+    const mailbox* batch_mailbox() const noexcept { return batch_; }
+    // The rest of the batch in process (pinned reads only, as above).
+    const copy_queue& batch_rest() const noexcept { return *local_; }
+
 private:
     void run() noexcept;
     // The thread's hooks and tls_worker, set for the loop (blocking.cpp).
@@ -278,8 +306,13 @@ private:
     copy_queue* local_;           // the empty queue a gulp swaps in; drained by process()
     // The mailbox whose batch process() is running, else nullptr.
     mailbox* batch_ = nullptr;
-    // The actor whose behaviour is running, else nullptr.
+    // The actor whose behaviour is running, else nullptr: a plain field
+    // (the send path compares with it), read by reports only while they
+    // pin this worker's wait (see running_actor). The trampoline of its
+    // delivery (of the latest one between batches): written by this worker
+    // only (a relaxed store: a plain move), read by reports at any time.
     actor* running_ = nullptr;
+    std::atomic<dispatch_fn> running_fn_{nullptr};
     // End-of-batch flush (process()): a send that finds its mailbox's owner
     // asleep may leave the wake to settle_deferred_wake (at most one
     // mailbox per flush, in deferred_).

@@ -151,6 +151,12 @@ struct request_tag {
 /// ask(): counts `q` in the asks outstanding of `a`'s system (nothing if
 /// `a` has none). Nothrow.
 void begin_ask(actor& a, request_tag& q) noexcept;
+/// ask() from a behaviour: notes on the calling worker that the running
+/// behaviour asked `a` (request types `names`) and that `reply` is the
+/// future of the answer, so a dump and a stop report can follow the wait
+/// on `reply` to `a` (request cycles). Forgotten when the next message is
+/// delivered. Does nothing outside a behaviour. Nothrow.
+void note_ask(actor& a, const void* reply, const dispatch_names& names, bool deadline) noexcept;
 /// The ask counted in `c` was answered (or abandoned). Nothrow.
 void end_ask(ask_counter* c) noexcept;
 
@@ -240,6 +246,15 @@ public:
     /// synchronising with them (e.g. after the system stopped).
     bool finished() const noexcept { return life() != alive; }
 
+    /// Names the actor in reports: troupe::dump's worker lines, request
+    /// cycles, stop reports ("actor 'ponger' (pong_actor)"). `name` is not
+    /// copied: pass a string literal or one that outlives the actor system
+    /// (a report may name an actor it has seen in a behaviour until the
+    /// system stops). nullptr removes the name. Nothrow; any thread.
+    void set_name(const char* name) noexcept { name_.store(name, std::memory_order_relaxed); }
+    /// The name set by set_name, or nullptr. Nothrow.
+    const char* name() const noexcept { return name_.load(std::memory_order_relaxed); }
+
 private:
     friend struct detail::send_access;
     friend struct detail::worker_access;
@@ -279,10 +294,12 @@ private:
     // only (monitor.cpp), so the end and a new monitor agree on who fires.
     static constexpr std::uintptr_t life_tomb_max = 255;
     std::atomic<std::uintptr_t> life_{0};
+    // set_name's string (reports only).
+    std::atomic<const char*> name_{nullptr};
     // Marked by detail::publish_access (troupe-remote's publish) before the
     // actor is reachable from other processes; read by ~actor.
     bool published_ = false;
-    unsigned char pad_[64 - 5 * sizeof(void*) - sizeof(bool)];
+    unsigned char pad_[64 - 6 * sizeof(void*) - sizeof(bool)];
 };
 
 // 16-aligned and 64 bytes: the line holding bytes [0, 16) of an actor ends
@@ -330,6 +347,24 @@ inline constexpr dispatch_names names_of{type_name<A>(), type_name<M>()};
 /// exit signals).
 template <class A, class M>
 inline constexpr dispatch_names quiet_names_of{type_name<A>(), type_name<M>(), true};
+
+/// The type names of a trampoline (the function stored in an envelope),
+/// for reports on what a worker runs now: each `dispatch<A, M>`
+/// instantiated in the program adds its entry to a process-wide list when
+/// the program (or library) is loaded; nothing on the send or delivery path.
+struct trampoline_entry {
+    trampoline_entry(dispatch_fn f, const dispatch_names& n) noexcept;
+    dispatch_fn fn;
+    const dispatch_names* names;
+    const trampoline_entry* next = nullptr;
+};
+/// The names of trampoline `fn`, or nullptr (a runtime-made message, a
+/// remote delivery). Nothrow.
+const dispatch_names* trampoline_names(dispatch_fn fn) noexcept;
+template <class A, class M>
+struct trampoline_registration {
+    static trampoline_entry entry;
+};
 
 /// Runs the receive of an M by an A chosen at compile time (a receive
 /// returning void means `Nodelete`).
@@ -408,6 +443,7 @@ template <class A, class M, class Fail>
 /// null `a` means the receiver has finished: the message is dropped.
 template <class A, class M>
 allocation dispatch(actor* a, message& m) {
+    (void)&trampoline_registration<A, M>::entry;  // instantiates the entry: no code here
     M& msg = static_cast<M&>(m);
     if (!a) [[unlikely]] {
         drop<A, M>(msg);
@@ -430,6 +466,9 @@ allocation dispatch(actor* a, message& m) {
         return how;
     }
 }
+
+template <class A, class M>
+trampoline_entry trampoline_registration<A, M>::entry{&dispatch<A, M>, names_of<A, M>};
 
 struct send_access {
 #if defined(TROUPE_CHECKED)

@@ -79,6 +79,30 @@ struct stop_report {
     std::size_t queued_messages = 0;
     /// Periodic reports: how long stop() had waited.
     std::chrono::nanoseconds waited{0};
+    /// Periodic reports: what each worker was doing, one line each, as
+    /// troupe::dump prints them ("worker 0: in actor 'pinger' (ping_actor),
+    /// receiving 'start' ...; blocked for 10.0 s on future (0x...), the reply
+    /// to its ask 'ping' to actor 'ponger' (pong_actor)").
+    std::vector<std::string> workers;
+    /// Periodic reports: the request cycles among blocked behaviours
+    /// ("request cycle: actor 'pinger' (ping_actor) (worker 0, in its receive
+    /// of 'start') waits for the reply to its ask 'ping' to actor 'ponger'
+    /// (pong_actor), which (worker 1, ...) waits for the reply to its ask
+    /// 'pong' to actor 'pinger' (ping_actor)"), each re-checked before it
+    /// is listed.
+    std::vector<std::string> cycles;
+    /// Periodic reports: the system's workers, and how many of them were
+    /// blocked inside a behaviour on a troupe primitive.
+    std::size_t worker_count = 0;
+    std::size_t blocked_workers = 0;
+    /// Periodic reports: when every worker was blocked inside a behaviour
+    /// (re-checked), that, with what each one waits on; else empty.
+    std::string all_workers_blocked;
+    /// `stop_for` that gave up: workers it found blocked inside a behaviour
+    /// on a troupe primitive and left there (not joined: such a behaviour
+    /// may never return); `workers`, `cycles` and `all_workers_blocked`
+    /// then say what they were doing.
+    std::size_t workers_left = 0;
     /// A one-paragraph description ("3 actors still alive: 2 x server, ...").
     std::string to_string() const;
 };
@@ -117,8 +141,13 @@ public:
 
     /// As stop(), but gives up after `limit`: then the workers are stopped
     /// anyway (after their current behaviours return), queued messages are
-    /// dropped, and the report names the actors still alive. Survivors stay
-    /// allocated; their storage is theirs to free.
+    /// dropped, and the report names the actors still alive. A worker found
+    /// blocked inside a behaviour on a troupe primitive (a request cycle, a
+    /// channel nobody writes) is not waited for: it is left there, the
+    /// report says what it waits on (`workers_left`, `workers`, `cycles`),
+    /// and if its behaviour ever returns the worker exits. Survivors stay
+    /// allocated; their storage is theirs to free (not while a worker left
+    /// blocked may still run them).
     stop_report stop_for(std::chrono::nanoseconds limit);
 
     /// Reports the actors alive now as a stop() that keeps waiting does (to

@@ -244,6 +244,7 @@ requires std::derived_from<A, actor> && std::derived_from<M, detail::request_tag
 auto& ask(A& a, M& q) {
     // Counted (for dumps) before the send: the reply may come at once.
     detail::begin_ask(a, q);
+    detail::note_ask(a, &q.result(), detail::names_of<A, M>, false);
     try {
         a | q;  // strong: if it throws, q was not sent
     } catch (...) {
@@ -294,6 +295,7 @@ auto& ask(A& a, M& q, std::chrono::steady_clock::time_point deadline) {
     }
     // Counted before the timer is armed: its expiry counts in the same place.
     detail::begin_ask(a, q);
+    detail::note_ask(a, &q.result(), names, true);
     try {
         detail::arm_deadline(q, a, names, deadline, detail::deadline_access::expire_fn<M>());
     } catch (...) {

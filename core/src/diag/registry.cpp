@@ -97,6 +97,8 @@ wait_reason& begin_wait_record() noexcept {
     return context_access::wait(c);
 }
 
+const wait_reason& wait_record_of(const context& c) noexcept { return context_access::wait(c); }
+
 void register_fiber(fiber& f) noexcept {
     registry& r = the_registry();
     context_access::set_id(f, r.next_id.fetch_add(1, std::memory_order_relaxed));

@@ -98,6 +98,11 @@ inline void stamp_wait(wait_reason& r) noexcept {
 /// thread with the registry the first time it waits.
 wait_reason& begin_wait_record() noexcept;
 
+/// The wait record of `c` (any context, for reading: a module above core
+/// that knows one of its threads, e.g. an actor worker, reads what it waits
+/// on with a wait_pin). Nothrow.
+const wait_reason& wait_record_of(const context& c) noexcept;
+
 /// Records, for the calling context, a wait on `resource` for the scope's
 /// life. Nothrow; a few relaxed stores and a clock read.
 class wait_scope {
