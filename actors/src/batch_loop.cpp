@@ -173,7 +173,7 @@ void worker::loop() {
         }
         // A user-thread worker lets the other workers of its processor run
         // (it returns at once if none is ready).
-        if (user) troupe::this_thread::yield();
+        if (user) yield_now();
         else cpu_relax();
     }
     if (trace::on()) [[unlikely]]

@@ -4,11 +4,12 @@
 ///     troupe::spinlock l;
 ///     { std::lock_guard g{l}; ++counter; }
 ///
-/// Never parks: after a short spin it yields (`troupe::this_thread::yield`:
-/// a user thread lets its processor run other user threads, which may
-/// include the holder, and may resume on another kernel thread; an OS thread
-/// yields the CPU). So a user thread must not keep kernel-thread-local state
-/// (a thread_local buffer, say) across `lock()`. Not fair, not recursive.
+/// Never parks: after a short spin it yields (as `troupe::this_thread::yield`
+/// without the runtime's yield hook: a user thread lets its processor run
+/// other user threads, which may include the holder, and may resume on
+/// another kernel thread; an OS thread yields the CPU). So a user thread
+/// must not keep kernel-thread-local state (a thread_local buffer, say)
+/// across `lock()`. Not fair, not recursive.
 /// Use it where the holder never blocks inside the section.
 #include <atomic>
 

@@ -57,6 +57,12 @@ std::exception_ptr fiber_join_or_stop(fiber* f, const stop_token& tok);
 void fiber_join_noexcept(fiber* f) noexcept;
 context& fiber_context(fiber* f) noexcept;
 void fiber_set_name(fiber* f, const char* name) noexcept;
+/// this_thread::yield without the runtime's yield hook (block_hook.hpp):
+/// for troupe's own brief spin-waits (a lock's holder a few instructions
+/// from done), which may run inside that hook's work (an actor worker
+/// handing out its staged sends takes mailbox locks) and must not re-enter
+/// it. Nothrow, never parks.
+void yield_now() noexcept;
 }  // namespace detail
 
 class thread {

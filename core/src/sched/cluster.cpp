@@ -95,7 +95,7 @@ void cluster_impl::thread_finished() noexcept {
 void cluster_impl::lock_resize() noexcept {
     // acquire: see the previous resizer's processor array. yield() parks
     // nothing: a user thread yields its processor, an OS thread the CPU.
-    while (resizing_.exchange(true, std::memory_order_acquire)) this_thread::yield();
+    while (resizing_.exchange(true, std::memory_order_acquire)) yield_now();
 }
 
 void cluster_impl::unlock_resize() noexcept { resizing_.store(false, std::memory_order_release); }

@@ -148,6 +148,11 @@ void fiber_join_noexcept(fiber* f) noexcept {
     }
 }
 
+void yield_now() noexcept {
+    if (fiber* f = current_fiber()) processor::switch_out(f, post_action::yield);
+    else std::this_thread::yield();
+}
+
 }  // namespace detail
 
 namespace this_thread {
@@ -158,11 +163,10 @@ void yield() noexcept {
     if (detail::fiber* f = detail::current_fiber()) {
         if (const detail::user_thread_hooks* h = f->hooks; h && h->about_to_yield) [[unlikely]]
             h->about_to_yield(f->hooks_arg);
-        detail::processor::switch_out(f, detail::post_action::yield);
     } else {
         detail::run_yield_hook();
-        std::this_thread::yield();
     }
+    detail::yield_now();
 }
 
 void sleep_until(std::chrono::steady_clock::time_point deadline) noexcept {

@@ -15,7 +15,7 @@ struct backoff {
     int spins = 0;
     void pause() noexcept {
         if (++spins < defaults::core::spinlock_spins) detail::cpu_relax();
-        else this_thread::yield();
+        else detail::yield_now();
     }
 };
 }  // namespace

@@ -23,7 +23,7 @@ void spinlock::lock_slow() noexcept {
             } else {
                 // The holder may be descheduled: a user thread that yields
                 // while holding it waits on our processor's ready queue.
-                this_thread::yield();
+                detail::yield_now();
             }
         }
         if (!flag_.exchange(true, std::memory_order_acquire)) break;

@@ -12,7 +12,7 @@ void queue_backoff::pause() noexcept {
     // L is held for a few instructions, never across a park: spin briefly,
     // then yield in case its holder's kernel thread was descheduled.
     if (++spins < defaults::core::spinlock_spins) cpu_relax();
-    else this_thread::yield();
+    else yield_now();
 }
 
 std::uintptr_t lock_queue(std::atomic<std::uintptr_t>& word) noexcept {

@@ -38,7 +38,7 @@ channel<T>::~channel() {
     // for them before freeing anything.
     for (int spins = 0; leaving; ++spins) {
         if (spins < 64) detail::cpu_relax();
-        else this_thread::yield();
+        else detail::yield_now();
         lock_.lock();
         leaving = !consumers_.empty() || !producers_.empty();
         lock_.unlock();

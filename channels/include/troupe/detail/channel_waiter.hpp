@@ -269,8 +269,7 @@ inline void await_partner(const channel_waiter& w, const select_node& self, cons
     wait_scope rec(operation[0] == 'i' ? "channel insert" : "channel remove", name, ch, d);
     auto pending = [&] { return w.state.load(std::memory_order_acquire) == handoff::waiting; };
     if (this_context().is_user_thread()) {
-        for (int i = 0; i < defaults::channels::channel_wait_yields && pending(); ++i)
-            this_thread::yield();
+        for (int i = 0; i < defaults::channels::channel_wait_yields && pending(); ++i) yield_now();
     } else {
         for (int s = 0; s < defaults::channels::channel_wait_os_spins && pending(); ++s)
             cpu_relax();

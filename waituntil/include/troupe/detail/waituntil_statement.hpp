@@ -237,7 +237,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
 /// briefly, then yield (it may be a descheduled kernel thread).
 inline void pause(int spins) noexcept {
     if (spins < defaults::waituntil::waituntil_drain_spins) cpu_relax();
-    else this_thread::yield();
+    else yield_now();
 }
 
 /// General-mode cleanup: unregister what is left, wait until every resource
