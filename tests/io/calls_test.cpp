@@ -19,6 +19,7 @@
 
 #include "fixture.hpp"
 #include "leak_check.hpp"
+#include "socket_pair.hpp"
 #include "troupe/future.hpp"
 #include "troupe/io.hpp"
 #include "troupe/thread.hpp"
@@ -45,19 +46,7 @@ struct pipe_pair {
     }
 };
 
-struct socket_pair {
-    int a = -1, b = -1;
-    socket_pair() {
-        int s[2];
-        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0);
-        a = s[0];
-        b = s[1];
-    }
-    ~socket_pair() {
-        if (a >= 0) io::close(a);
-        if (b >= 0) io::close(b);
-    }
-};
+using troupe_test::socket_pair;
 
 // True while some thread is parked in an io wait on `fd` (the dump's
 // description of the wait: "fd N, <op>").

@@ -19,6 +19,7 @@
 #include "engine.hpp"  // io/src: the io_uring file operation on a pipe
 #include "fixture.hpp"
 #include "leak_check.hpp"
+#include "socket_pair.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/io.hpp"
 #include "troupe/stop_token.hpp"
@@ -32,19 +33,7 @@ using troupe_test::wait_until;
 
 namespace {
 
-struct socket_pair {
-    int a = -1, b = -1;
-    socket_pair() {
-        int s[2];
-        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0);
-        a = s[0];
-        b = s[1];
-    }
-    ~socket_pair() {
-        if (a >= 0) io::close(a);
-        if (b >= 0) io::close(b);
-    }
-};
+using troupe_test::socket_pair;
 
 // True while some thread is in an io wait on `fd` (the dump's "fd N, op").
 bool io_waiter_on(int fd, const char* op) {

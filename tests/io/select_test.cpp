@@ -10,6 +10,7 @@
 
 #include "fixture.hpp"
 #include "leak_check.hpp"
+#include "socket_pair.hpp"
 #include "troupe/channel.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/future.hpp"
@@ -26,19 +27,7 @@ using troupe_test::on_processors;
 using troupe_test::run_in;
 
 namespace {
-struct socket_pair {
-    int a = -1, b = -1;
-    socket_pair() {
-        int s[2];
-        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0);
-        a = s[0];
-        b = s[1];
-    }
-    ~socket_pair() {
-        if (a >= 0) io::close(a);
-        if (b >= 0) io::close(b);
-    }
-};
+using troupe_test::socket_pair;
 struct tcp_pair {
     io::listener ln = io::listener::listen(io::address::parse("127.0.0.1:0"));
     io::connection client = io::connection::connect(ln.local());
