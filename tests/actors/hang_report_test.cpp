@@ -11,6 +11,7 @@
 #include <chrono>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "actor_fixture.hpp"
 #include "troupe/channel.hpp"
@@ -54,6 +55,18 @@ struct ponger : troupe::actor {
     }
 };
 
+// The new user's pair, named, each the other's peer (the caller owns them).
+std::pair<pinger*, ponger*> new_named_pair() {
+    auto* a = new pinger;
+    auto* b = new ponger;
+    a->set_name("pinger");
+    b->set_name("ponger");
+    a->peer = b;
+    b->peer = a;
+    a->peer_asked = &b->asked;
+    return {a, b};
+}
+
 troupe::allocation pinger::receive(start&) {
     (void)troupe::ask(*peer, q).get();
     // With ponger blocked on its ask to us, its pong is queued for us next.
@@ -94,13 +107,7 @@ void cycle_at(std::size_t workers) {
         else the_pinger->q.reply(7);
     };
     troupe::actor_system sys{cfg};
-    auto* a = new pinger;
-    auto* b = new ponger;
-    a->set_name("pinger");
-    b->set_name("ponger");
-    a->peer = b;
-    b->peer = a;
-    a->peer_asked = &b->asked;
+    auto [a, b] = new_named_pair();
     the_pinger = a;
     the_ponger = b;
     start s;
@@ -390,13 +397,7 @@ TEST_CASE("the everyone-asleep report names the request cycle") {
         cfg.workers = n;
         cfg.stop_report_period = std::chrono::milliseconds::zero();
         troupe::actor_system sys{cfg};
-        auto* a = new pinger;
-        auto* b = new ponger;
-        a->set_name("pinger");
-        b->set_name("ponger");
-        a->peer = b;
-        b->peer = a;
-        a->peer_asked = &b->asked;
+        auto [a, b] = new_named_pair();
         asleep_pinger = a;
         asleep_ponger = b;
         troupe::future<int> main_waits;
@@ -430,13 +431,7 @@ TEST_CASE("stop_for gives up on a request cycle: names it and leaves the blocked
         cfg.stop_report_period = std::chrono::milliseconds::zero();
         troupe::actor_system sys{cfg};
         static start s;
-        auto* a = new pinger;  // never freed: a left worker holds them
-        auto* b = new ponger;
-        a->set_name("pinger");
-        b->set_name("ponger");
-        a->peer = b;
-        b->peer = a;
-        a->peer_asked = &b->asked;
+        auto [a, b] = new_named_pair();  // never freed: a left worker holds them
         *a | s;
         // Wait for the cycle to form (the dump says when), then give up.
         troupe_test::wait_until([] {
