@@ -367,9 +367,10 @@ public:
                                    message_traits<M>::name};
         if (deadline <= std::chrono::steady_clock::now()) {
             detail::check_send<A, M>();
-            detail::mark_sent(q);  // answered, not forgotten
+            detail::mark_sent(q);       // answered, not forgotten
+            auto& result = q.result();  // before the answer may let q be freed
             q.reply_exception(detail::ask_deadline_passed(engine(), t));
-            return q.result();
+            return result;
         }
         return ask_with(q, [&](detail::engine& e) {
             return detail::register_ask(e, q, &detail::complete<M>, t, deadline);
@@ -408,6 +409,10 @@ private:
         (void)detail::pair_entry<A, M>::registered;
         detail::mark_sent(q);  // see tell()
         detail::engine& e = engine();
+        // Taken while `q` is surely alive: once the frame is shipped, the
+        // reply may come and, for a forwarded request, its requester may
+        // free `q` before we return.
+        auto& result = q.result();
         std::uint64_t id;
         try {
             id = reg(e);
@@ -415,7 +420,7 @@ private:
             // The rank has ended: the ask fails at once, through its future
             // (as one sent just before it ended does).
             q.reply_exception(std::current_exception());
-            return q.result();
+            return result;
         }
         try {
             detail::frame_buffer fb;  // the call's own: the encoder may park
@@ -429,7 +434,7 @@ private:
         } catch (const rank_lost&) {  // it ended just now: as above
             detail::cancel_ask(e, id);
             q.reply_exception(std::current_exception());
-            return q.result();
+            return result;
         } catch (...) {
             detail::cancel_ask(e, id);
             throw;
@@ -439,7 +444,7 @@ private:
         // remote actor's reply answers it. Compares addresses only (the
         // reply may already have come and the requester freed `q`).
         troupe::detail::take_reply_duty(&q);
-        return q.result();
+        return result;
     }
 
     template <class M>
