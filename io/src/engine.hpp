@@ -49,6 +49,13 @@ struct poll_desc {
     // ready; the calls never wait on it.
     bool always_ready = false;
     bool is_socket = false;
+    // The io_uring engine's queue of polls its poller thread is to arm
+    // (uring_engine::watch): the generation to arm, the next record queued.
+    // Intrusive, so a registration allocates nothing. Under the engine's
+    // submission lock.
+    bool arm_queued = false;
+    std::uint32_t arm_gen = 0;
+    poll_desc* arm_next = nullptr;
 };
 
 /// The engine interface the calls use.

@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "fixture.hpp"
 #include "leak_check.hpp"
@@ -352,4 +355,53 @@ TEST_CASE("I/O clauses name their descriptor (and a read its size) for the dump"
     CHECK(std::string(moved.select_name()) == "fd " + std::to_string(p.client.fd()) + ", 16 bytes");
     CHECK(std::string(io::writable(p.server.fd()).select_name()) ==
           "fd " + std::to_string(p.server.fd()));
+}
+
+TEST_CASE(
+    "a statement waiting on I/O tells in the dump how long it has waited while its "
+    "processor is busy") {
+    // The processor never sleeps (a busy thread yields on it throughout), so
+    // only the statement itself can time its wait: the watch thread times
+    // waits when processors go to sleep, and a dump's first look reads
+    // 0.000 s. No synchronisation rests on time: the wait began after
+    // `entering`, and main spins on the clock without sleeping.
+    troupe_test::watchdog w{"waituntil I/O wait timed"};
+    troupe::cluster c{1};
+    socket_pair s;
+    std::atomic<bool> stop{false}, busy_running{false}, entering{false};
+    troupe::thread busy{c, [&] {
+                            busy_running = true;
+                            while (!stop.load()) troupe::this_thread::yield();
+                        }};
+    troupe_test::wait_until([&] { return busy_running.load(); });
+    troupe::thread waiter{c, [&] {
+                              entering = true;
+                              bool ran = false;
+                              waituntil(on(io::readable(s.b), [&] { ran = true; }));
+                              CHECK(ran);
+                          }};
+    troupe_test::wait_until([&] { return entering.load(); });
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < 300ms) std::this_thread::yield();
+    const std::string clause = "fd " + std::to_string(s.b);
+    std::string line;
+    troupe_test::wait_until([&] {
+        std::ostringstream os;
+        troupe::dump(os);
+        const std::string t = os.str();
+        const std::size_t at = t.find("waituntil");
+        if (at == std::string::npos || t.find(clause, at) == std::string::npos) return false;
+        const std::size_t begin = t.rfind('\n', at) + 1;
+        line = t.substr(begin, t.find('\n', at) - begin);
+        return true;
+    });
+    CAPTURE(line);
+    const std::size_t at = line.find("waiting for ");
+    REQUIRE(at != std::string::npos);
+    // At least most of the 300 ms; a wait first timed by this dump reads 0.000 s.
+    CHECK(std::strtod(line.c_str() + at + 12, nullptr) >= 0.1);
+    io::write(s.a, "x", 1);
+    waiter.join();
+    stop = true;
+    busy.join();
 }

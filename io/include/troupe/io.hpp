@@ -315,6 +315,9 @@ public:
     /// Throws closed_error if the descriptor was closed while waited on.
     bool on_selected(select_node& n);
     const char* select_kind() const noexcept { return write_ ? "io writable" : "io readable"; }
+    /// A statement waiting on a descriptor times its wait at once (an I/O
+    /// wait is often long while the processor stays busy).
+    static constexpr bool select_times_waits = true;
     /// How a dump of the statement names the clause: "fd 7" (a read: "fd 7,
     /// 4096 bytes"). Made at construction: the dump reads it from another
     /// thread while the statement waits.

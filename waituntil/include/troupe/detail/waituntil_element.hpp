@@ -156,6 +156,15 @@ concept ready_hinted = requires(const R& r) {
     { r.select_ready_hint() } -> std::convertible_to<bool>;
 };
 
+/// A resource whose waits are usually long while the processor stays busy
+/// (an I/O descriptor) declares `static constexpr bool select_times_waits =
+/// true`: a statement over it stamps the wait's start when it parks, since
+/// the watch thread times waits only when processors sleep and a dump would
+/// otherwise print 0.000 s. Other resources skip the clock read (a
+/// measurable share of a user-thread switch).
+template <class R>
+concept times_waits = R::select_times_waits;
+
 template <class R>
 bool ready_hint(const R& r) noexcept {
     if constexpr (ready_hinted<R>) return r.select_ready_hint();

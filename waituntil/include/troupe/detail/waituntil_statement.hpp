@@ -130,8 +130,9 @@ struct clauses_info {
 /// Exclusive mode: parks until a resource that won the statement made its
 /// last touch of the winning node (select_node::released). A park that ends
 /// earlier (a stray unpark) parks again: the winner's unpark is still owed.
-inline void await_winner(statement& s, const wait_describer* d) noexcept {
+inline void await_winner(statement& s, const wait_describer* d, bool timed) noexcept {
     wait_scope rec("waituntil", nullptr, &s, d);  // for dumps (troupe/dump.hpp)
+    if (timed) stamp_wait(begin_wait_record());   // times_waits: why
     for (;;) {
         trace::note_park("waituntil");  // the execution trace's park reason
         park();
@@ -189,7 +190,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
                 return result;
             }
             // exactly one resource won, and its wake() unparks us
-            await_winner(s, &clauses_info<Tree>::value);
+            await_winner(s, &clauses_info<Tree>::value, Tree::timed);
             s.parked = true;
         }
         const std::uintptr_t st = s.status.load(std::memory_order_acquire);
@@ -220,7 +221,7 @@ waituntil_result<Tree::leaves> run_exclusive(Tree& t, Else* otherwise, std::size
     for_each_leaf(t, [&](auto& leaf, std::size_t) { leaf.xunregister_losers(st); });
     bool owed = false;
     for_each_leaf(t, [&](auto& leaf, std::size_t) { owed = owed || leaf.xowes_unpark(st); });
-    if (owed && !s.parked) await_winner(s, &clauses_info<Tree>::value);
+    if (owed && !s.parked) await_winner(s, &clauses_info<Tree>::value, Tree::timed);
     if (!decided) {
         for_each_leaf(t, [&](auto& leaf, std::size_t) {
             if (!leaf.xowns(st)) return;
@@ -326,6 +327,7 @@ waituntil_result<Tree::leaves> run_general(Tree& t, Else* otherwise, std::size_t
                 ++s.decrements;
                 if (s.counter.fetch_sub(1, std::memory_order_acq_rel) - 1 < 0) {
                     wait_scope rec("waituntil", nullptr, &s, &clauses_info<Tree>::value);
+                    if constexpr (Tree::timed) stamp_wait(begin_wait_record());
                     trace::note_park("waituntil");
                     park();
                     // The wake that unparks us first brings the counter back

@@ -120,6 +120,8 @@ public:
     static constexpr bool hinted =
         ready_hinted<std::remove_cvref_t<decltype(std::declval<Holder&>().get())>>;
     static constexpr bool all_hinted = hinted;
+    static constexpr bool timed =
+        times_waits<std::remove_cvref_t<decltype(std::declval<Holder&>().get())>>;
 
     /// Builds the holder from `r` and the body from `b` in place.
     template <class R, class B>
@@ -237,6 +239,7 @@ public:
     static constexpr bool has_and = false;
     static constexpr bool hinted = ready_hinted<resource>;
     static constexpr bool all_hinted = hinted;
+    static constexpr bool timed = times_waits<resource>;
 
     range_clause(View v, Proj p, Body b)
         : view_(std::move(v)), proj_(std::move(p)), body_(std::move(b)) {}
@@ -394,6 +397,7 @@ public:
     static constexpr bool has_and = And || L::has_and || R::has_and;
     static constexpr bool hinted = L::hinted || R::hinted;
     static constexpr bool all_hinted = L::all_hinted && R::all_hinted;
+    static constexpr bool timed = L::timed || R::timed;
 
     /// Refers to both subtrees: they are temporaries of the same
     /// full-expression (the waituntil statement), so nothing is moved.
@@ -438,6 +442,7 @@ public:
     static constexpr bool has_and = T::has_and;
     static constexpr bool hinted = T::hinted;
     static constexpr bool all_hinted = T::all_hinted;
+    static constexpr bool timed = T::timed;
 
     guarded(T& t, bool guard) noexcept : t_(t) { t_.add_guard(guard); }
     // The compiler quotes these lines in its diagnostic: one line each.
