@@ -203,7 +203,9 @@ R* timer_make(A& a, std::chrono::steady_clock::time_point when, std::unique_ptr<
     timer_core& c = *rec;
     c.target = &a;
     c.ops = timer_ops_id<A, M, R>();
-    if constexpr (std::is_base_of_v<periodic_part, R>) rec->deadline = when;
+    // Through the base: the user's M may have members of the same names.
+    if constexpr (std::is_base_of_v<periodic_part, R>)
+        static_cast<periodic_part&>(*rec).deadline = when;
 #if defined(TROUPE_CHECKED)
     // Neither the carrier nor the caller's message goes through a send
     // before the timer fires (or ever, if cancelled): not "never sent".
@@ -320,8 +322,9 @@ template <class A, class M, class R, class... Args>
 timer_handle every(A& a, std::chrono::nanoseconds period, Args&&... args) {
     check_period(period);
     auto rec = std::make_unique<R>(std::forward<Args>(args)...);
-    rec->period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
-    const auto first = std::chrono::steady_clock::now() + rec->period;  // before rec moves
+    periodic_part& p = *rec;  // through the base: M may have a member `period`
+    p.period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
+    const auto first = std::chrono::steady_clock::now() + p.period;  // before rec moves
     return timer_access::make(timer_make<A, M>(a, first, std::move(rec)), true);
 }
 }  // namespace detail
