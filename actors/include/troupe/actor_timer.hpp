@@ -49,7 +49,7 @@
 /// actor's system has stopped is dropped too.
 ///
 /// Dropping a handle does not cancel its timer. Cost: one allocation (the
-/// value form's message and timer together: 24 bytes plus the message,
+/// value form's message and timer together: 16 bytes plus the message,
 /// 16 more for a periodic one), one heap insertion under the heap's lock.
 /// Cancel is lazy: a compare-and-swap marks the timer dead and its entry
 /// stays in the heap until it reaches the top or the cancel that makes
