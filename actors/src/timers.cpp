@@ -274,14 +274,15 @@ private:
             const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
             lock_.lock();
             const std::int64_t now = to_ns(clock::now());
+            // Set before the pops (which shrink the size the wake source
+            // reads): it sees the due entries in the heap or the batch,
+            // never neither.
+            if (size_ != 0 && heap_[0].at <= now) firing_.store(true, std::memory_order_release);
             std::size_t k = 0;
             while (size_ != 0 && heap_[0].at <= now && k < batch) {
                 due[k++] = heap_[0];
                 pop_top();
             }
-            // Published under the lock: the wake source sees the batch or
-            // the entries still in the heap, never neither.
-            firing_.store(k != 0, std::memory_order_release);
             const std::int64_t next = size_ != 0 ? heap_[0].at : never;
             // While we fire, an arm earlier than `next` must kick us (we are
             // about to sleep until `next`); after a batch we look again anyway.

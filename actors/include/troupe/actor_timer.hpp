@@ -54,10 +54,11 @@
 /// Cancel is lazy: a compare-and-swap marks the timer dead and its entry
 /// stays in the heap until it reaches the top or the cancel that makes
 /// dead entries a quarter of the heap compacts it (O(heap) then, O(1)
-/// amortized); until then the block is not freed, and the dump counts it
-/// apart ("cancelled, not yet dropped"). A heap of at most 64 entries is
-/// searched and the entry removed at once, and when every entry left is
-/// cancelled they are all freed before the last cancel returns.
+/// amortized; it frees the dropped records, running their messages'
+/// destructors, on the cancelling thread); until then the block is not
+/// freed, and the dump counts it apart ("cancelled, not yet dropped"). A heap of at most 64 entries
+/// is searched and the entry removed at once, and when every entry left is cancelled they are all
+/// freed before the last cancel returns.
 #include <chrono>
 #include <concepts>
 #include <cstdint>
