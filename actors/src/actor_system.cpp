@@ -166,7 +166,15 @@ void write_actor_dump(void* arg, std::ostream& os) {
         os << "  asks timed out: " << t << " (" << late << " still held by their receiver)\n";
     if (const std::uint64_t d = asks.late_replies.load(std::memory_order_relaxed); d != 0)
         os << "  late replies dropped: " << d << "\n";
-    os << "  actor timers pending (all systems): " << actor_timers_pending() << "\n";
+    {
+        // Cancelled timers whose heap entry is not dropped yet still hold
+        // their block: shown apart, not as pending.
+        const std::size_t held = actor_timers_pending();
+        const std::size_t dead = std::min(actor_timers_cancelled(), held);
+        os << "  actor timers pending (all systems): " << held - dead;
+        if (dead != 0) os << " (and " << dead << " cancelled, not yet dropped from the heap)";
+        os << "\n";
+    }
     if (const std::uint64_t d = ex.timers_dropped.load(std::memory_order_relaxed); d != 0)
         os << "  timer messages dropped (their actor had finished): " << d << "\n";
     const stop_report r = survivors_now(ex, v);

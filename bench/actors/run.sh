@@ -73,7 +73,8 @@ alternate matrix "${matrix_args[*]}" "${matrix_args[*]}"
 # Asks to one account actor from 4 plain OS threads (4 x asks requests).
 alternate ask_threads "${ask_args[*]}" "${ask_args[*]}"
 # Actor timers beside CAF's delayed_send (schedule, memory per pending
-# timer, cancel, fire rate) and monitor churn (spawn, monitor, finish).
+# timer, cancel, churn, the random walk's floor, fire rate) and monitor
+# churn (spawn, monitor, finish).
 for ((r = 0; r < RUNS; r++)); do
   run actors_timers "${timer_args[@]}" --workers=1
   run caf_timers "${timer_args[@]}" --workers=1

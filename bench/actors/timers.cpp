@@ -3,12 +3,24 @@
 //    from main far in the future: ns per schedule, and the resident memory
 //    they add, in bytes per pending timer (VmRSS before and after);
 //  - actor_timer_cancel: then each is cancelled: ns per cancel (CAF 0.17's
-//    delayed_send returns no handle: no twin row);
+//    delayed_send returns no handle: no twin row), in random order and
+//    earliest first; actor_timer_memory order=all_cancelled: the resident
+//    memory once all are cancelled (cancelled entries the heap has not
+//    dropped yet still hold their block);
+//  - actor_timer_churn: with N pending, N rounds of cancelling a random
+//    one and scheduling a replacement (a timeout cancelled by its reply):
+//    ns per schedule plus cancel, and the resident memory per pending
+//    timer afterwards (actor_timer_memory order=churn);
+//  - actor_timer_cancel_floor: the memory traffic any cancel in random
+//    order pays here, without timers: the same walk over N 16-byte handles
+//    to N 48-byte blocks, one compare-and-swap on each;
 //  - actor_timer_fire: N timers due within `spread` ms, sent to `targets`
 //    actors: timers fired and received per second (from the first schedule
 //    to the last receive).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -117,13 +129,75 @@ int main(int argc, char** argv) {
                   params + " order=random");
     bench::result("actor_timer_cancel", "troupe", "cpu_ns_per_op", cpu * 1e9 / double(n),
                   params + " order=random");
+    auto bytes_per = [&] {
+        return (double(rss_kb() - before) * 1024.0 - double(n) * sizeof(troupe::timer_handle)) /
+               double(n);
+    };
+    bench::result("actor_timer_memory", "troupe", "bytes_per_timer", bytes_per(),
+                  params + " order=all_cancelled");
+
+    // Churn: n pending, n times cancel a random one and schedule its
+    // replacement (a later deadline, so the heap keeps turning over).
     schedule();
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    bench::result("actor_timer_cancel", "troupe", "ns_per_op", cancel(order) * 1e9 / double(n),
+    {
+        std::mt19937_64 rng{7};
+        const double c0 = cpu_seconds();
+        bench::stopwatch t;
+        for (long i = 0; i < n; ++i) {
+            const std::size_t k = rng() % static_cast<std::size_t>(n);
+            if (!hs[k].cancel()) bench::fail("a churned timer was not cancelled");
+            hs[k] = troupe::send_after<tick>(sinks[k % static_cast<std::size_t>(targets)],
+                                             hours{1} + microseconds{n + i});
+        }
+        const double s = t.seconds();
+        cpu = cpu_seconds() - c0;
+        bench::result("actor_timer_churn", "troupe", "ns_per_op", s * 1e9 / double(n),
+                      params + " op=cancel+schedule");
+        bench::result("actor_timer_churn", "troupe", "cpu_ns_per_op", cpu * 1e9 / double(n),
+                      params + " op=cancel+schedule");
+        bench::result("actor_timer_memory", "troupe", "bytes_per_timer", bytes_per(),
+                      params + " order=churn");
+    }
+    for (auto& h : hs) h.cancel();
+
+    schedule();
+    std::vector<std::size_t> sorted(order.size());
+    for (std::size_t i = 0; i < sorted.size(); ++i) sorted[i] = i;
+    bench::result("actor_timer_cancel", "troupe", "ns_per_op", cancel(sorted) * 1e9 / double(n),
                   params + " order=earliest_first");
     bench::result("actor_timer_cancel", "troupe", "cpu_ns_per_op", cpu * 1e9 / double(n),
                   params + " order=earliest_first");
     hs.clear();
+
+    {
+        // The floor: what the random walk itself costs (two dependent cache
+        // misses, the second under a locked instruction).
+        struct block {
+            char payload[40];
+            std::atomic<std::uint32_t> state{0};
+        };
+        struct handle {
+            block* b;
+            bool periodic;
+        };
+        std::vector<handle> bs(static_cast<std::size_t>(n));
+        for (auto& h : bs) h.b = new block;
+        const double c0 = cpu_seconds();
+        bench::stopwatch t;
+        long won = 0;
+        for (std::size_t i : order) {
+            std::uint32_t armed = 0;
+            won += bs[i].b->state.compare_exchange_strong(armed, 4, std::memory_order_acq_rel);
+        }
+        const double s = t.seconds();
+        cpu = cpu_seconds() - c0;
+        if (won != n) bench::fail("floor walk");
+        bench::result("actor_timer_cancel_floor", "troupe", "ns_per_op", s * 1e9 / double(n),
+                      params + " order=random");
+        bench::result("actor_timer_cancel_floor", "troupe", "cpu_ns_per_op", cpu * 1e9 / double(n),
+                      params + " order=random");
+        for (auto& h : bs) delete h.b;
+    }
 
     // Fire: n timers due within spread_ms.
     bench::stopwatch f;

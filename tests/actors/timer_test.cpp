@@ -5,7 +5,9 @@
 // pending timers in the dump.
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actor_fixture.hpp"
@@ -212,4 +214,170 @@ TEST_CASE("a one-shot cancelled from its own delivery: cancel returns false, no 
         a | d;
         sys.stop();
     });
+}
+
+namespace {
+
+struct stamp : troupe::message {
+    int id;
+    explicit stamp(int i) : id(i) {}
+};
+
+// Records each delivery by timer id, and any delivery of a timer whose
+// cancel() had already returned true.
+struct recorder : troupe::actor {
+    std::vector<std::atomic<int>>* got = nullptr;
+    std::vector<std::atomic<bool>>* cancelled = nullptr;
+    std::atomic<int>* late = nullptr;
+    void receive(stamp& s) {
+        // acquire: pairs with the canceller's release after cancel()
+        // returned true; once it returned, this receive must not run.
+        if ((*cancelled)[static_cast<std::size_t>(s.id)].load(std::memory_order_acquire))
+            late->fetch_add(1, std::memory_order_relaxed);
+        (*got)[static_cast<std::size_t>(s.id)].fetch_add(1, std::memory_order_relaxed);
+    }
+    troupe::allocation receive(die&) { return troupe::Finished; }
+};
+
+}  // namespace
+
+// Several OS threads schedule and cancel at once: near timers (firing while
+// others are cancelled, so cancels race the service's batches) among far
+// ones (an hour ahead, keeping the heap past its eager size, so cancels are
+// lazy and compactions run, concurrently with schedules and firings). Each
+// timer is delivered exactly once or cancelled (cancel() true), never both;
+// none is received after its cancel returned; every record is freed.
+TEST_CASE("stress: threads schedule and cancel at once; each timer fires once or is cancelled") {
+    on_workers([](std::size_t w) {
+        troupe_test::leak_check no_leaks;
+        troupe::actor_system sys{w};
+        const int threads = 4;
+        const int per = troupe_test::scaled(4000, 8);
+        const auto total = static_cast<std::size_t>(threads * per);
+        std::vector<std::atomic<int>> got(total);
+        std::vector<std::atomic<bool>> cancelled(total);
+        std::atomic<int> late{0};
+        std::vector<recorder> rs(4);
+        for (auto& r : rs) {
+            r.got = &got;
+            r.cancelled = &cancelled;
+            r.late = &late;
+        }
+        std::atomic<long> cancels_true{0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < threads; ++t)
+            ts.emplace_back([&, t] {
+                std::mt19937 rng{static_cast<unsigned>(t + 1)};
+                std::vector<troupe::timer_handle> hs;
+                hs.reserve(static_cast<std::size_t>(per));
+                auto cancel = [&](int k) {
+                    if (hs[static_cast<std::size_t>(k)].cancel()) {
+                        cancelled[static_cast<std::size_t>(t * per + k)].store(
+                            true, std::memory_order_release);
+                        cancels_true.fetch_add(1, std::memory_order_relaxed);
+                    }
+                };
+                std::vector<bool> far_ones;
+                for (int i = 0; i < per; ++i) {
+                    const bool far = rng() % 2 == 0;
+                    far_ones.push_back(far);
+                    const auto delay =
+                        far ? std::chrono::nanoseconds{1h}
+                            : std::chrono::nanoseconds{std::chrono::microseconds{rng() % 2000}};
+                    hs.push_back(
+                        troupe::send_after<stamp>(rs[rng() % rs.size()], delay, t * per + i));
+                    if (i >= 16 && rng() % 2 == 0) cancel(i - 1 - static_cast<int>(rng() % 16));
+                }
+                // The far ones must end by cancel (twice for some: false
+                // then); the near ones not cancelled above must fire.
+                for (int k = 0; k < per; ++k)
+                    if (far_ones[static_cast<std::size_t>(k)]) cancel(k);
+            });
+        for (auto& th : ts) th.join();
+        // Every flight ends: near ones delivered, cancelled ones dropped
+        // (the far ones by compaction: all that is left of them is dead).
+        troupe_test::wait_until([&] { return pending() == 0; });
+        long delivered = 0;
+        for (std::size_t id = 0; id < total; ++id) {
+            const int g = got[id].load(std::memory_order_relaxed);
+            const bool c = cancelled[id].load(std::memory_order_relaxed);
+            delivered += g;
+            if (g + (c ? 1 : 0) != 1) {
+                CAPTURE(id);
+                CAPTURE(g);
+                CAPTURE(c);
+                FAIL_CHECK("a timer was neither delivered once nor cancelled");
+                break;
+            }
+        }
+        CHECK(late.load() == 0);
+        CHECK(delivered + cancels_true.load() == static_cast<long>(total));
+        CHECK(troupe::detail::actor_timers_cancelled() == 0);
+        die d;
+        for (auto& r : rs) r | d;
+        sys.stop();
+    });
+}
+
+// A large heap is cancelled lazily: the entries stay, dead, shown apart in
+// the dump, until a quarter of the heap is dead; the cancel that makes it
+// so compacts and frees them; cancelling the rest frees everything.
+TEST_CASE("a large heap: cancelled timers are dropped by compaction, not kept until due") {
+    troupe_test::leak_check no_leaks;
+    troupe::actor_system sys{1};
+    counter c;
+    const int n = 1000;
+    std::vector<troupe::timer_handle> hs;
+    for (int i = 0; i < n; ++i) hs.push_back(troupe::send_after<tick>(c, 1h, 1));
+    CHECK(pending() == n);
+    for (int i = 0; i < 100; ++i) CHECK(hs[static_cast<std::size_t>(i)].cancel());
+    // Lazy: 100 dead entries (fewer than a quarter) still hold their blocks.
+    CHECK(pending() == n);
+    CHECK(troupe::detail::actor_timers_cancelled() == 100);
+    CHECK(troupe_test::has(troupe_test::dump_now(),
+                           "actor timers pending (all systems): 900 (and 100 cancelled"));
+    for (int i = 100; i < 250; ++i) CHECK(hs[static_cast<std::size_t>(i)].cancel());
+    // The 250th dead entry is a quarter of the heap: compacted.
+    CHECK(pending() == n - 250);
+    CHECK(troupe::detail::actor_timers_cancelled() == 0);
+    for (auto& h : hs) h.cancel();
+    CHECK(pending() == 0);  // all dead: every block freed before the last cancel returned
+    for (auto& h : hs) CHECK_FALSE(h.pending());
+    count_q q;
+    CHECK(troupe::ask(c, q).get() == 0);
+    die d;
+    c | d;
+    sys.stop();
+}
+
+namespace {
+// A message whose members share the timer record's names (the record
+// derives from it and from the timer parts).
+struct same_names : troupe::message {
+    int period = 1;
+    int deadline = 2;
+    int state = 3;
+    int target = 4;
+};
+struct same_names_sink : troupe::actor {
+    std::atomic<int> got{0};
+    void receive(same_names& m) {
+        if (m.period == 1 && m.deadline == 2 && m.state == 3 && m.target == 4) got.fetch_add(1);
+    }
+    troupe::allocation receive(die&) { return troupe::Finished; }
+};
+}  // namespace
+
+TEST_CASE("a message with members named like the timer's parts: periodic and one-shot") {
+    troupe_test::leak_check no_leaks;
+    troupe::actor_system sys{2};
+    same_names_sink a;
+    auto p = troupe::send_every<same_names>(a, 1ms);
+    auto o = troupe::send_after<same_names>(a, 1ms);
+    troupe_test::wait_until([&] { return a.got.load() >= 3; });
+    CHECK(p.cancel());
+    troupe_test::wait_until([&] { return pending() == 0; });
+    die d;
+    a | d;
+    sys.stop();
 }

@@ -11,8 +11,9 @@
 ///     t.cancel();
 ///
 /// Each call returns a handle whose `cancel()` stops the delivery. Timers
-/// work from behaviours and from any other thread, and use core's timer
-/// service (one heap entry each; no thread per timer). A timer is sent to
+/// work from behaviours and from any other thread. They share one heap
+/// (one 16-byte entry each) and one service thread for the whole process,
+/// started by the first timer (no thread per timer). A timer is sent to
 /// its actor as an ordinary message when it fires, so it is received like
 /// any other message, in the actor's mailbox order from then on.
 ///
@@ -48,9 +49,16 @@
 /// actor's system has stopped is dropped too.
 ///
 /// Dropping a handle does not cancel its timer. Cost: one allocation (the
-/// value form's message and timer together: 48 bytes plus the message,
-/// 8 more for a periodic one), one timer-heap insertion under its lock;
-/// cancel: a compare-and-swap and one heap removal.
+/// value form's message and timer together: 16 bytes plus the message,
+/// 16 more for a periodic one), one heap insertion under the heap's lock.
+/// Cancel is lazy: a compare-and-swap marks the timer dead and its entry
+/// stays in the heap until it reaches the top or the cancel that makes
+/// dead entries a quarter of the heap compacts it (O(heap) then, O(1)
+/// amortized; it frees the dropped records, running their messages'
+/// destructors, on the cancelling thread); until then the block is not
+/// freed, and the dump counts it apart ("cancelled, not yet dropped"). A heap of at most 64 entries
+/// is searched and the entry removed at once, and when every entry left is cancelled they are all
+/// freed before the last cancel returns.
 #include <chrono>
 #include <concepts>
 #include <cstdint>
@@ -59,7 +67,6 @@
 #include <utility>
 
 #include "troupe/actor.hpp"
-#include "troupe/detail/timer.hpp"
 
 namespace troupe {
 
@@ -68,23 +75,36 @@ class timer_handle;
 namespace detail {
 struct timer_access;
 
-// The timer part of a timed message. `node` is first: the service's
-// callback and the handle find the core from it; node.arg points to the
-// message subobject (whose virtual destructor frees the whole record).
+// What the type-erased record operation does (timer_core::ops).
+enum class timer_op : std::uint8_t { fire, free };
+
+// The timer part of a timed message: 16 bytes (with a 24-byte message, a
+// value-form one-shot is a 40-byte record, a 48-byte heap block). The
+// deadline lives in the actor timer heap's entry (and, for a periodic
+// timer, in periodic_part).
 struct timer_core {
-    timer_node node;
-    actor* target = nullptr;
-    std::atomic<std::uint32_t> state{0};  // timer_state
+    union {
+        actor* target = nullptr;
+        // A cancelled record being dropped by a compaction of the heap
+        // (timers.cpp): `target` is never read once the state is
+        // `cancelled`, so its word may link the records to free.
+        timer_core* next_dead;
+    };
+    // The record's operations (timer_ops<A, M, R>), by their number in
+    // the process's table (timer_register_ops): fire and free.
+    std::uint32_t ops = 0;
+    std::atomic<std::uint16_t> state{0};  // timer_state
     // Holders: the handle (if kept) and the flight (armed, queued, running).
-    std::atomic<std::uint32_t> refs{2};
+    std::atomic<std::uint16_t> refs{2};
 };
 struct periodic_part {
     std::chrono::steady_clock::duration period{};
+    std::chrono::steady_clock::time_point deadline{};  // of the tick in flight
 };
 struct no_period {};
 
-enum timer_state : std::uint32_t {
-    timer_armed,    // in the timer heap (or about to be re-armed)
+enum timer_state : std::uint16_t {
+    timer_armed,    // in the actor timer heap (or in the service's batch firing it)
     timer_fired,    // its envelope is queued
     timer_running,  // its receive runs
     timer_running_cancelled,
@@ -92,26 +112,34 @@ enum timer_state : std::uint32_t {
     timer_done,
 };
 
+using timer_ops_fn = void (*)(timer_core&, timer_op) noexcept;
+/// Gives `fn` its number in the process's table of record operations.
+/// Throws std::length_error when the table (65,536 record types) is full.
+std::uint32_t timer_register_ops(timer_ops_fn fn);
+
 /// Releases one reference (the last frees the record). Nothrow.
 void timer_release(timer_core& c) noexcept;
 /// handle.cancel(); see actor_timer.hpp. Nothrow.
 bool timer_cancel_actor(timer_core& c, bool periodic) noexcept;
-/// Arms a new record (refs 2, state armed). Throws std::bad_alloc (the
-/// caller frees the record).
-void timer_start(timer_core& c);
+/// Arms a new record (refs 2, state armed) for `when`. Throws
+/// std::bad_alloc, or std::system_error if the timer thread cannot start
+/// (the caller frees the record).
+void timer_start(timer_core& c, std::chrono::steady_clock::time_point when);
 /// The service callback's body: sends the envelope, or releases a
 /// cancelled timer. Never throws.
 void timer_fire(timer_core& c, message& m, dispatch_fn fn, const dispatch_names& names) noexcept;
 /// A delivery starts (false: cancelled first; the flight was released).
 bool timer_begin(timer_core& c) noexcept;
 /// A delivery ended (`ended`: the actor did); re-arms a periodic timer.
-void timer_end(timer_core& c, const periodic_part* p, bool ended) noexcept;
+void timer_end(timer_core& c, periodic_part* p, bool ended) noexcept;
 /// The envelope was dropped (its actor had finished): counted, released.
 void timer_dropped(timer_core& c, message& m) noexcept;
-/// Pending actor timers in this process (for troupe::dump).
+/// Actor timers in this process whose record is not freed yet: armed,
+/// queued or running, and cancelled ones still in the heap (see
+/// actor_timers_cancelled). Nothrow.
 std::size_t actor_timers_pending() noexcept;
-
-inline timer_core& core_of(timer_node& n) noexcept { return reinterpret_cast<timer_core&>(n); }
+/// Of those, the cancelled ones the heap has not dropped yet (a snapshot).
+std::size_t actor_timers_cancelled() noexcept;
 
 // The record of the value form: the message and its timer in one block.
 template <class M, bool Periodic>
@@ -132,7 +160,7 @@ struct timed_ref final : message,
 };
 
 template <class R>
-const periodic_part* period_of(R& r) noexcept {
+periodic_part* period_of(R& r) noexcept {
     if constexpr (std::is_base_of_v<periodic_part, R>) return &r;
     else return nullptr;
 }
@@ -157,25 +185,35 @@ allocation timer_dispatch(actor* a, message& m) {
 }
 
 template <class A, class M, class R>
-void timer_callback(timer_node& n) noexcept {
-    auto& m = *static_cast<message*>(n.arg);
-    timer_fire(core_of(n), m, &timer_dispatch<A, M, R>, quiet_names_of<A, M>);
+void timer_ops(timer_core& c, timer_op op) noexcept {
+    R& rec = static_cast<R&>(c);
+    message& m = rec;
+    if (op == timer_op::fire) timer_fire(c, m, &timer_dispatch<A, M, R>, quiet_names_of<A, M>);
+    else delete &m;  // the message's virtual destructor frees the whole record
+}
+
+// The number of timer_ops<A, M, R>, registered on first use.
+template <class A, class M, class R>
+std::uint32_t timer_ops_id() {
+    static const std::uint32_t id = timer_register_ops(&timer_ops<A, M, R>);
+    return id;
 }
 
 template <class A, class M, class R>
 R* timer_make(A& a, std::chrono::steady_clock::time_point when, std::unique_ptr<R> rec) {
     timer_core& c = *rec;
     c.target = &a;
-    c.node.deadline = when;
-    c.node.fire = &timer_callback<A, M, R>;
-    c.node.arg = static_cast<message*>(rec.get());
+    c.ops = timer_ops_id<A, M, R>();
+    // Through the base: the user's M may have members of the same names.
+    if constexpr (std::is_base_of_v<periodic_part, R>)
+        static_cast<periodic_part&>(*rec).deadline = when;
 #if defined(TROUPE_CHECKED)
     // Neither the carrier nor the caller's message goes through a send
     // before the timer fires (or ever, if cancelled): not "never sent".
     send_access::mark_sent(*rec);
     send_access::mark_sent(rec->payload());
 #endif
-    timer_start(c);  // throws: rec frees the record
+    timer_start(c, when);  // throws: rec frees the record
     return rec.release();
 }
 
@@ -207,7 +245,8 @@ public:
 
     /// Stops the timer: once this returns, no delivery of it starts. Returns
     /// whether it prevented a delivery (see the header). Nothrow; never
-    /// blocks (the timer-heap lock only); allowed from the timer's own
+    /// blocks on anything but the timer heap's lock (taken for a small heap
+    /// and by a compaction, see the header); allowed from the timer's own
     /// delivery and any number of times. False on an empty handle.
     bool cancel() noexcept { return c_ && detail::timer_cancel_actor(*c_, periodic_); }
     /// Whether the timer may still deliver (armed, queued or, periodic, not
@@ -235,7 +274,8 @@ struct timer_access {
 }  // namespace detail
 
 /// Sends `m` (the caller's; see "Forms") to `a` at `when`. Throws
-/// std::bad_alloc (nothing armed).
+/// std::bad_alloc, or std::system_error if the first timer cannot start
+/// the timer thread (nothing armed).
 template <class A, class M>
 requires detail::timer_message<A, M> timer_handle
 send_at(A& a, std::chrono::steady_clock::time_point when, M& m) {
@@ -253,14 +293,15 @@ requires detail::timer_message<A, M> timer_handle send_after(A& a, std::chrono::
 
 /// Sends `m` (the caller's, never freed by the timer) to `a` every
 /// `period` (first one period from now). Throws std::invalid_argument for
-/// a period <= 0, std::bad_alloc (nothing armed).
+/// a period <= 0, std::bad_alloc or std::system_error (nothing armed).
 template <class A, class M>
 requires detail::timer_message<A, M> timer_handle send_every(A& a, std::chrono::nanoseconds period,
                                                              M& m);
 
 /// Value form: builds `M{args...}` and sends it to `a` at `when`; the
 /// runtime frees it after the delivery or the cancellation. Throws what
-/// M's constructor throws, or std::bad_alloc (nothing armed).
+/// M's constructor throws, std::bad_alloc or std::system_error (nothing
+/// armed).
 template <class M, class A, class... Args>
 requires detail::timer_message<A, M> && std::constructible_from<M, Args&&...> timer_handle
 send_at(A& a, std::chrono::steady_clock::time_point when, Args&&... args) {
@@ -282,8 +323,9 @@ template <class A, class M, class R, class... Args>
 timer_handle every(A& a, std::chrono::nanoseconds period, Args&&... args) {
     check_period(period);
     auto rec = std::make_unique<R>(std::forward<Args>(args)...);
-    rec->period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
-    const auto first = std::chrono::steady_clock::now() + rec->period;  // before rec moves
+    periodic_part& p = *rec;  // through the base: M may have a member `period`
+    p.period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
+    const auto first = std::chrono::steady_clock::now() + p.period;  // before rec moves
     return timer_access::make(timer_make<A, M>(a, first, std::move(rec)), true);
 }
 }  // namespace detail
