@@ -10,8 +10,8 @@
 // first waiter, which then competes for the lock), so it is the peer of both
 // troupe rows.
 #include <atomic>
-#include <cstdio>
 #include <boost/fiber/all.hpp>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
