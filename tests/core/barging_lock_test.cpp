@@ -306,17 +306,22 @@ TEST_CASE("barging_lock: an OS thread's spin is bounded, and its wait counts fro
     troupe_test::watchdog dog{troupe_test::current_test()};
     troupe::barging_lock l{"bounded", manual_clock()};
     std::atomic<bool> got{false};
+    std::atomic<bool> release{false};
     l.lock();
     std::thread t{[&] {
         l.lock();
         got = true;
+        // Hold it until we have looked: the waiter runs on its own core and
+        // could otherwise unlock before our try_lock.
+        wait_until([&] { return release.load(); });
         l.unlock();
     }};
     wait_until([&] { return l.waiters() == 1; });
     advance(1ms);
     l.unlock();
     CHECK(l.starved_handoffs() == 1);
-    CHECK_FALSE(l.try_lock());  // the word names the waiter (B4)
+    CHECK_FALSE(l.try_lock());  // the word names the waiter (B4), or it holds it
+    release = true;
     t.join();
     CHECK(got.load());
     CHECK(l.try_lock());
