@@ -114,6 +114,10 @@ bool barging_lock::spin_then_barge(const context& me) noexcept {
         std::uintptr_t w = word_.load(std::memory_order_relaxed);
         const context* o = owner_of(w);
         if (o == &me) return false;  // a re-lock: the queueing path reports it
+        // Held, or L held: a free word with L is being decided by L's holder
+        // (a woken waiter's retry taking it, a select registration, a
+        // waiters() snapshot); a CAS to a word without L would take L from
+        // under it (B2, B3). Poll again.
         if (o || (w & queue_lock_bit)) continue;
         // Free (maybe with W: waiters queued or one woken, normal mode):
         // barge as lock_slow does, keeping W (B1), so a queued waiter is

@@ -85,7 +85,8 @@ inline constexpr std::chrono::microseconds barging_starvation{1000};
 /// lasts about 160 pauses (4 us on a 2026 EPYC, whose pause takes 25 ns):
 /// of the order of a futex sleep and wake, which it replaces when the lock
 /// comes free meanwhile. Measured, not derived (two OS threads hammering a
-/// tiny critical section, side by side in one session, ns per acquisition:
+/// tiny critical section, side by side in one session, ns per acquisition
+/// with the cycle counter read around each:
 /// no spin 180-240; a poll every pause for 100 polls 65-100; 4 polls 30
 /// pauses apart, Go's sync.Mutex, 34-44; 9 polls doubling to 32, 37-39 with
 /// a lower p99 wait; `std::mutex` 95-110).
