@@ -1,9 +1,15 @@
 #pragma once
 // Wait-time percentiles for the contended-lock benchmarks (troupe and its
-// std twin use the same code, so both pay the same instrumentation): each
-// thread stamps the cycle counter before lock() and after it returns and
-// adds the difference to a log-linear histogram of its own; the histograms
-// are merged at the end, converted to nanoseconds with a rate calibrated
+// std and Boost.Fiber twins use the same code, so all pay the same
+// instrumentation). Every acquisition is counted, through timed_lock(): one
+// that succeeds at its first try_lock() counts as a zero wait and reads no
+// clock (its wait is that one CAS); otherwise the cycle counter is read
+// before lock() and after it returns. (Reading it around every acquisition
+// costs more than the acquisitions it measures: with two reads each, two
+// OS threads on a 2026 EPYC under KVM measured 59 ns per acquisition with
+// barging_lock and 103 with std::mutex, against 16 and 42 without.) Each
+// thread adds to a log-linear histogram of its own; the histograms are
+// merged at the end, converted to nanoseconds with a rate calibrated
 // against steady_clock over the whole run. Percentiles are bucket upper
 // bounds (16 buckets per power of two: within 6.25%); the maximum is exact.
 #include <algorithm>
@@ -37,6 +43,11 @@ public:
     void add(std::uint64_t t) noexcept {
         ++counts_[index(t)];
         max_ = std::max(max_, t);
+        ++n_;
+    }
+    /// A zero wait (cheaper than add(0)).
+    void add_zero() noexcept {
+        ++counts_[0];
         ++n_;
     }
     void merge(const wait_histogram& o) noexcept {
@@ -75,6 +86,19 @@ private:
     std::uint64_t max_ = 0;
     std::uint64_t n_ = 0;
 };
+
+/// Acquires `l` (try_lock, then lock) and records its wait in `h`: zero if
+/// the first try_lock succeeds (no clock read), else the ticks lock() took.
+template <class Lock>
+inline void timed_lock(Lock& l, wait_histogram& h) {
+    if (l.try_lock()) [[likely]] {
+        h.add_zero();
+        return;
+    }
+    const std::uint64_t t0 = ticks();
+    l.lock();
+    h.add(ticks() - t0);
+}
 
 /// Converts ticks to nanoseconds: construct before the run, call
 /// ns_per_tick() after it.

@@ -40,12 +40,17 @@ for ((r = 1; r <= RUNS; r++)); do
     run core_lock_uncontended --iters=$lock_iters --ctx=user
     run core_std_lock_uncontended --iters=$lock_iters
 
+    # Each prints ns_per_op and the wait percentiles (wait_p50_ns,
+    # wait_p99_ns, wait_max_ns) of every acquisition; the std twin is the
+    # peer of the OS-thread rows, the Boost.Fiber twin of the user-thread ones.
     run core_lock_contended --ms=$contend_ms --ctx=os
     run core_lock_contended --ms=$contend_ms --ctx=user
     run core_std_lock_contended --ms=$contend_ms
+    run core_boost_fiber_lock_contended --ms=$contend_ms
     run core_lock_contended --ms=$contend_ms --ctx=os --lock=barging
     run core_lock_contended --ms=$contend_ms --ctx=user --lock=barging
     run core_std_lock_contended --ms=$contend_ms --bench=lock_contended_barging
+    run core_boost_fiber_lock_contended --ms=$contend_ms --bench=lock_contended_barging
 
     run core_sem_uncontended --iters=$lock_iters --ctx=os
     run core_sem_uncontended --iters=$lock_iters --ctx=user

@@ -12,6 +12,7 @@
 #include "select_protocol.hpp"
 #include "troupe/barging_lock.hpp"
 #include "troupe/condition_variable.hpp"
+#include "troupe/detail/futex.hpp"
 #include "troupe/thread.hpp"
 
 using troupe_test::on_processors;
@@ -251,6 +252,118 @@ TEST_CASE("barging_lock: a stream of bargers cannot starve a waiter (real clock)
             CHECK(got.load());
         },
         {1, 2});
+}
+
+TEST_CASE("barging_lock: OS threads spin, then queue; exclusion through both") {
+    // The OS-thread spin (spin_then_barge) beside every other transition:
+    // OS threads poll and barge, their spin runs out behind the long
+    // critical sections (every 16th holds the lock for about 10 spin
+    // budgets) so they queue, are woken and retry; user threads queue at
+    // once. A lost or doubled increment, an overlap, or a lock left with W
+    // and nobody to wake (a hang, caught by the watchdog) fails it. Run with
+    // the default spin and with a long one (more barges from the spin).
+    for (int spins : {troupe::defaults::core::barging_spins, 64}) {
+        CAPTURE(spins);
+        on_processors([spins](troupe::cluster& c) {
+            troupe_test::leak_check no_leaks;
+            troupe::barging_lock l{"spin", {.spins = spins}};
+            long counter = 0;  // guarded by l
+            std::atomic<int> inside{0};
+            std::atomic<int> overlaps{0};
+            auto body = [&](int id) {
+                for (int i = 0; i < rounds; ++i) {
+                    l.lock();
+                    if (inside.fetch_add(1, std::memory_order_relaxed) != 0) overlaps.fetch_add(1);
+                    if (!l.owned_by_caller()) overlaps.fetch_add(1);
+                    ++counter;
+                    if ((i + id) % 16 == 0)
+                        for (int k = 0; k < 2000; ++k) troupe::detail::cpu_relax();
+                    inside.fetch_sub(1, std::memory_order_relaxed);
+                    l.unlock();
+                }
+            };
+            {
+                std::vector<troupe::thread> ts;
+                std::vector<std::thread> ks;
+                for (int i = 0; i < 2; ++i) ts.emplace_back(c, [&, i] { body(i); });
+                for (int i = 0; i < 3; ++i) ks.emplace_back([&, i] { body(2 + i); });
+                for (auto& k : ks) k.join();
+            }
+            CHECK(overlaps.load() == 0);
+            CHECK(counter == 5L * rounds);
+            CHECK(l.waiters() == 0);
+            CHECK(l.try_lock());
+            l.unlock();
+        });
+    }
+}
+
+TEST_CASE("barging_lock: an OS thread's spin is bounded, and its wait counts from queueing") {
+    // We hold the lock and never release it until the waiter has queued: an
+    // unbounded spin would never queue (the watchdog fails the test). With
+    // the injected clock, 1 ms after it queued our unlock hands it the lock
+    // (starved mode), so nothing can barge: try_lock fails at once.
+    troupe_test::watchdog dog{troupe_test::current_test()};
+    troupe::barging_lock l{"bounded", manual_clock()};
+    std::atomic<bool> got{false};
+    std::atomic<bool> release{false};
+    l.lock();
+    std::thread t{[&] {
+        l.lock();
+        got = true;
+        // Hold it until we have looked: the waiter runs on its own core and
+        // could otherwise unlock before our try_lock.
+        wait_until([&] { return release.load(); });
+        l.unlock();
+    }};
+    wait_until([&] { return l.waiters() == 1; });
+    advance(1ms);
+    l.unlock();
+    CHECK(l.starved_handoffs() == 1);
+    CHECK_FALSE(l.try_lock());  // the word names the waiter (B4), or it holds it
+    release = true;
+    t.join();
+    CHECK(got.load());
+    CHECK(l.try_lock());
+    l.unlock();
+}
+
+TEST_CASE("barging_lock: a spinning OS thread cannot pass a starved waiter") {
+    // A long spin (about 50 ms) so that the second thread is still spinning
+    // when we unlock: the starved hand-off names the queued waiter the owner
+    // in the same store that frees us, so the spinner's poll never sees the
+    // word free and the order is the queued waiter first. (If the spinner
+    // has not started polling yet the order is the same; the rounds make
+    // the spinning case the common one.)
+    troupe_test::watchdog dog{troupe_test::current_test()};
+    for (int round = 0; round < 5; ++round) {
+        CAPTURE(round);
+        troupe::barging_lock l{"starved spin",
+                               {.starvation_after = 1ms, .now = &manual_now, .spins = 1 << 16}};
+        manual_ns = 0;
+        std::vector<int> order;  // guarded by l
+        l.lock();
+        std::thread queued{[&] {
+            l.lock();
+            order.push_back(1);
+            l.unlock();
+        }};
+        wait_until([&] { return l.waiters() == 1; });  // its spin ran out
+        advance(1ms);                                  // now starved
+        std::atomic<bool> spinning{false};
+        std::thread spinner{[&] {
+            spinning = true;
+            l.lock();
+            order.push_back(2);
+            l.unlock();
+        }};
+        wait_until([&] { return spinning.load(); });
+        l.unlock();
+        queued.join();
+        spinner.join();
+        CHECK(l.starved_handoffs() >= 1);
+        CHECK(order == std::vector<int>{1, 2});
+    }
 }
 
 TEST_CASE("barging_lock: works with condition_variable (no morphing)") {

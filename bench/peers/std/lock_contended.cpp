@@ -2,9 +2,11 @@
 // with std::mutex: two OS threads hammer one lock with a tiny critical
 // section for a fixed duration. Reports ns_per_op = elapsed / acquisitions
 // and the wait percentiles of every acquisition (bench/common/wait_stats.hpp,
-// the same instrumentation as the troupe side). --bench=NAME prints NAME as
-// the bench (the troupe program has one name per lock kind).
+// timed_lock, the same instrumentation as the troupe side). --bench=NAME prints NAME as
+// the bench (the troupe program has one name per lock kind). --waits=0: no
+// cycle-counter reads and no wait rows, as in the troupe program.
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -16,9 +18,12 @@
 int main(int argc, char** argv) {
     const long ms = bench::option(argc, argv, "ms", 1000);
     const std::string name = bench::option_text(argc, argv, "bench", "lock_contended");
+    const bool timed = bench::option(argc, argv, "waits", 1) != 0;
     constexpr int workers = 2;
     std::mutex m;
     long protected_count = 0;
+    int last_owner = -1;     // guarded by m, as protected_count
+    long owner_changes = 0;  // acquisitions that took m from the other thread
     std::atomic<int> ready{0};
     std::atomic<bool> go{false}, stop{false};
     long acquisitions[workers] = {};
@@ -32,10 +37,13 @@ int main(int argc, char** argv) {
             long mine = 0;
             bench::wait_histogram h;
             while (!stop.load(std::memory_order_relaxed)) {
-                const std::uint64_t t0 = bench::ticks();
-                m.lock();
-                h.add(bench::ticks() - t0);
+                if (timed) bench::timed_lock(m, h);
+                else m.lock();
                 ++protected_count;
+                if (last_owner != i) {
+                    last_owner = i;
+                    ++owner_changes;
+                }
                 m.unlock();
                 ++mine;
             }
@@ -57,7 +65,12 @@ int main(int argc, char** argv) {
     }
     if (total != protected_count) bench::fail("lock_contended: mutual exclusion broken");
     if (total == 0) bench::fail("lock_contended: no acquisitions");
+    std::fprintf(stderr, "%s std ctx=os: %ld acquisitions, %ld changes of owner\n", name.c_str(),
+                 total, owner_changes);
+    // --waits=0 is a different configuration: its row must not pool with
+    // the instrumented one.
+    const std::string params = timed ? "ctx=os" : "ctx=os waits=off";
     bench::result(name.c_str(), "std", "ns_per_op", elapsed * 1e9 / static_cast<double>(total),
-                  "ctx=os");
-    bench::wait_results(name.c_str(), "std", all, rate.ns_per_tick(), "ctx=os");
+                  params);
+    if (timed) bench::wait_results(name.c_str(), "std", all, rate.ns_per_tick(), params);
 }

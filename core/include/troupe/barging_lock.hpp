@@ -16,6 +16,13 @@
 /// morphing: a notified waiter competes for the lock like any other
 /// thread). Only the owner may unlock. Not recursive.
 ///
+/// Waiting: an OS thread that finds the lock held first polls it a few
+/// times with growing pauses (`options::spins`, about 4 us) and takes it if
+/// it comes free meanwhile, without queueing or being woken; then it queues
+/// and parks. A user thread queues at once (it never spins holding its
+/// processor). A waiter's wait, for the starvation bound below, counts from
+/// when it queues.
+///
 /// Normal mode: unlock frees the lock and wakes the first waiter, which then
 /// competes for it with running threads; a waiter that loses queues again at
 /// the head of the queue, keeping the time it started waiting. Only one woken
@@ -26,9 +33,10 @@
 /// barge in between. Details: docs/locks.md.
 ///
 /// Cost: one atomic word (owner, waiters, queue lock) as for `blocking_lock`;
-/// uncontended `lock` and `unlock` are one CAS each. A contended `lock`
-/// reads the clock once when it first queues; an unlock that wakes a waiter
-/// reads it once.
+/// uncontended `lock` and `unlock` are one CAS each. A contended `lock` from
+/// an OS thread spins up to `options::spins` polls (loads; a CAS only on a
+/// free word), then reads the clock once when it first queues; an unlock
+/// that wakes a waiter reads it once.
 ///
 /// Every build reports, naming the lock, unlocking a lock the caller does
 /// not hold and re-locking it while holding it (misuse reports of kind
@@ -62,6 +70,11 @@ public:
         /// which inject a clock they advance by hand. Must be nothrow and
         /// callable from any thread.
         clock::time_point (*now)() noexcept = nullptr;
+        /// Polls of the word an OS-thread waiter makes before it queues,
+        /// with pauses doubling from 1 to `barging_spin_max_gap` between
+        /// them; 0: queue at once. Ignored (no spin) for user threads and
+        /// when the process may run on one CPU only.
+        int spins = defaults::core::barging_spins;
     };
 
     /// `name` (not copied; may be nullptr) names the lock in misuse reports.
@@ -72,8 +85,10 @@ public:
     /// Checked builds report destruction while held or waited on.
     ~barging_lock();
 
-    /// Blocks (parks) until the caller owns the lock. Throws nothing itself
-    /// (a misuse handler may throw in checked builds); strong guarantee.
+    /// Blocks until the caller owns the lock: an OS thread spins briefly
+    /// (`options::spins`), then parks; a user thread parks at once. Throws
+    /// nothing itself (a misuse handler may throw in checked builds);
+    /// strong guarantee.
     void lock() {
         context& me = this_context();
         std::uintptr_t expected = 0;
@@ -143,6 +158,9 @@ private:
     clock::time_point now() const noexcept { return options_.now ? options_.now() : clock::now(); }
 
     void lock_slow(context& me);
+    // An OS thread's bounded spin before it queues: polls the word and
+    // barges if it is free; false when the spin is spent (or skipped).
+    bool spin_then_barge(const context& me) noexcept;
     void unlock_slow();
     // The caller owns the lock, waiters are queued and it holds L: wakes or
     // hands off to the first live waiter, or frees the lock; releases L.

@@ -16,7 +16,8 @@
 //
 // Transitions (-> by CAS unless noted; "store" releases L):
 //   lock fast      0 -> me
-//   barge          W -> me|W                     (lock slow path, try_lock)
+//   barge          W -> me|W                     (lock slow path, try_lock,
+//                                                 an OS thread's spin)
 //   enqueue        O[|W] -> O[|W]|L, push, store O|W
 //   unlock fast    me -> 0                       (fails on any flag bit)
 //   unlock slow    me|W -> me|W|L, then one of
@@ -49,9 +50,11 @@
 //       or clause hand-off never leaves the lock free, so nobody barges past.
 #include "troupe/barging_lock.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "troupe/error.hpp"
+#include "troupe/topology.hpp"
 
 namespace troupe {
 
@@ -94,7 +97,45 @@ bool barging_lock::try_lock() noexcept {
                                          std::memory_order_acquire, std::memory_order_relaxed);
 }
 
+bool barging_lock::spin_then_barge(const context& me) noexcept {
+    // One CPU: the owner cannot run (and free the lock) while we spin.
+    static const bool many_cpus = affinity_cpu_count() > 1;
+    if (!many_cpus) return false;
+    // Polls with pauses doubling up to barging_spin_max_gap: the first polls
+    // catch a short hold at once, the later ones leave the word's cache line
+    // with the owner long enough for it to run uncontended stretches (a poll
+    // every pause turns every acquisition into a cross-core transfer).
+    int gap = 1;
+    for (int i = 0; i < options_.spins; ++i) {
+        for (int k = 0; k < gap; ++k) detail::cpu_relax();
+        gap = std::min(2 * gap, defaults::core::barging_spin_max_gap);
+        // A load, not a CAS, while the lock is held: polling shares the line
+        // instead of taking it from the owner.
+        std::uintptr_t w = word_.load(std::memory_order_relaxed);
+        const context* o = owner_of(w);
+        if (o == &me) return false;  // a re-lock: the queueing path reports it
+        // Held, or L held: a free word with L is being decided by L's holder
+        // (a woken waiter's retry taking it, a select registration, a
+        // waiters() snapshot); a CAS to a word without L would take L from
+        // under it (B2, B3). Poll again.
+        if (o || (w & queue_lock_bit)) continue;
+        // Free (maybe with W: waiters queued or one woken, normal mode):
+        // barge as lock_slow does, keeping W (B1), so a queued waiter is
+        // still woken by our unlock. The word is never free while a starved
+        // waiter is owed the lock (B4), so the spin cannot pass it. acquire
+        // pairs with the last owner's release.
+        if (word_.compare_exchange_strong(w, to_word(me) | (w & waiters_bit),
+                                          std::memory_order_acquire, std::memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
 void barging_lock::lock_slow(context& me) {
+    // An OS thread spins briefly first: a lock freed meanwhile is taken
+    // without a queue push, an unlock's pop and a wake. A user thread
+    // queues at once, giving its processor to other user threads.
+    if (options_.spins > 0 && !me.is_user_thread() && spin_then_barge(me)) return;
     barging_wait rec;
     bool queued_before = false;  // rec.since is set
     bool woken = false;          // we were woken to compete: retry through L
