@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "executor.hpp"
+#include "troupe/detail/blocked_behaviour.hpp"
 #include "troupe/error.hpp"
 #include "troupe/future.hpp"
 
@@ -118,6 +119,8 @@ struct look {
     std::string msg;  // the message being received
     std::string wait;
     std::string details;
+    const void* resource = nullptr;
+    bool on_future = false;
     std::int64_t since_ns = 0, until_ns = 0;
     bool on_ask = false;  // the wait is on the reply to the behaviour's latest ask
     worker::ask_note ask;
@@ -125,8 +128,9 @@ struct look {
     held_batch held;
 };
 
-// Reads worker w. Throws std::bad_alloc.
-look read_worker(const worker& w) {
+// Reads worker w (and the actors of the batch it holds, if `batch`).
+// Throws std::bad_alloc.
+look read_worker(const worker& w, bool batch = true) {
     look l;
     l.w = &w;
     const context* c = w.ctx.load(std::memory_order_acquire);
@@ -160,11 +164,14 @@ look read_worker(const worker& w) {
     l.until_ns = r.until_ns.load(std::memory_order_acquire);
     if (const wait_describer* d = r.describer.load(std::memory_order_acquire); d && d->details)
         l.details = d->details(resource);
-    if (w.asked.reply && w.asked.reply == resource && std::strcmp(kind, "future") == 0) {
+    l.resource = resource;
+    l.on_future = std::strcmp(kind, "future") == 0;
+    if (w.asked.reply && w.asked.reply == resource && l.on_future) {
         l.on_ask = true;
         l.ask = w.asked;
         l.reply = static_cast<const future_base*>(resource);
     }
+    if (!batch) return l;
     // The actors of the batch it holds: the mailbox's settled actors (its
     // registry, touched only by the worker holding the batch) and the
     // receivers of the rest of the batch not yet registered.
@@ -330,6 +337,45 @@ workers_view look_at_workers(executor& ex) {
         }
     }
     return v;
+}
+
+bool blocked_behaviour_in(const mailbox& box, blocked_behaviour& out) {
+    if (!box.exec) return false;
+    for (const std::unique_ptr<worker>& w : box.exec->workers) {
+        // One worker at most holds the mailbox's batch.
+        const look l = read_worker(*w, false);
+        if (!l.blocked || l.batch != &box) continue;
+        // Re-pinned to read what the first look left out; the wait must
+        // still be the one read.
+        const wait_pin pin(*l.rec, l.seq);
+        if (!pin.held()) return false;
+        // Under the pin the resource is alive: a future that is already
+        // fulfilled is about to wake its waiter.
+        if (l.on_future && static_cast<const future_base*>(l.resource)->available()) return false;
+        out.record = l.rec;
+        out.seq = l.seq;
+        out.running = l.running;
+        out.who = l.who;
+        out.in = in_text(l);
+        out.wait = l.wait;
+        out.resource = l.resource;
+        out.on_future = l.on_future;
+        out.local_ask = l.on_ask;
+        out.ask_deadline = l.on_ask && l.ask.deadline;
+        out.ask_target = l.on_ask ? l.ask.target : nullptr;
+        out.ask_box = l.on_ask ? l.ask.target_box : nullptr;
+        out.asked = l.on_ask ? asked_text(l.ask) : std::string();
+        out.ask_message = l.on_ask ? message_of(l.ask.names) : std::string();
+        return true;
+    }
+    return false;
+}
+
+bool blocked_behaviour_of(const actor& a, blocked_behaviour& out) {
+    const mailbox* box = worker_access::box(a);
+    if (!box || !blocked_behaviour_in(*box, out)) return false;
+    out.self = actor_text(a);
+    return true;
 }
 
 }  // namespace troupe::detail

@@ -358,8 +358,8 @@ struct trampoline_entry {
     const dispatch_names* names;
     const trampoline_entry* next = nullptr;
 };
-/// The names of trampoline `fn`, or nullptr (a runtime-made message, a
-/// remote delivery). Nothrow.
+/// The names of trampoline `fn`, or nullptr (a runtime-made message).
+/// Nothrow.
 const dispatch_names* trampoline_names(dispatch_fn fn) noexcept;
 template <class A, class M>
 struct trampoline_registration {

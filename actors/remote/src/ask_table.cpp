@@ -31,7 +31,7 @@ void ask_table::release(ask_deadline* d) noexcept {
 
 std::uint64_t ask_table::add(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
                              std::string_view name, std::chrono::steady_clock::time_point when,
-                             std::string what) {
+                             std::string what, const ask_label& label) {
     auto d = std::make_unique<ask_deadline>();
     d->table = this;
     d->to = to;
@@ -39,7 +39,7 @@ std::uint64_t ask_table::add(troupe::detail::request_tag& q, ask_complete_fn fn,
     d->node.deadline = when;
     d->node.fire = &ask_table::on_deadline;
     d->node.arg = d.get();
-    const std::uint64_t id = add(q, fn, to, name);
+    const std::uint64_t id = add(q, fn, to, name, label);
     d->id = id;
     // In the slot before it is armed, so that whoever frees the slot frees
     // it. Unless the ask ended already (its rank's goodbye took it): then
@@ -65,6 +65,25 @@ std::uint64_t ask_table::add(troupe::detail::request_tag& q, ask_complete_fn fn,
     }
     (void)d.release();  // the slot's now
     return id;
+}
+
+bool ask_table::find_by_reply(const void* reply, ask_seen& out) noexcept {
+    if (!reply) return false;
+    bool found = false;
+    lock_.lock();
+    for (const slot& s : slots_) {
+        // Live only: an abandoned ask has nobody waiting for it.
+        if (!s.q || s.label.reply != reply) continue;
+        out.to = s.to;
+        out.target = s.label.target;
+        out.name = s.name;
+        out.actor_type = s.label.actor_type;
+        out.deadline = s.deadline != nullptr;
+        found = true;
+        break;
+    }
+    lock_.unlock();
+    return found;
 }
 
 ask_table::completion ask_table::expire(std::uint64_t id) noexcept {

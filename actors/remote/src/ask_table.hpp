@@ -66,6 +66,23 @@ struct ask_deadline {
     std::string what;  // the timeout's text
 };
 
+/// What names an ask beyond its rank and message: the future its reply
+/// fulfils (compared only: a blocked behaviour's wait is matched with it)
+/// and the asked actor's id and type.
+struct ask_label {
+    const void* reply = nullptr;
+    std::uint64_t target = 0;
+    std::string_view actor_type;
+};
+
+/// A live ask found by its reply future (find_by_reply).
+struct ask_seen {
+    int to = -1;
+    std::uint64_t target = 0;
+    std::string_view name, actor_type;
+    bool deadline = false;
+};
+
 class ask_table {
 public:
     /// `awaited`: the counter of replies awaited (see the invariants).
@@ -81,13 +98,17 @@ public:
     /// (late_replies). Throws std::bad_alloc (nothing recorded or armed).
     std::uint64_t add(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
                       std::string_view name, std::chrono::steady_clock::time_point when,
-                      std::string what);
+                      std::string what, const ask_label& label = {});
 
     /// Records a live ask of rank `to` for request `q`, completed by `fn`;
     /// returns its id. Raises the awaited count after the slot is filled.
     /// Throws std::bad_alloc growing the table (nothing recorded).
     std::uint64_t add(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
-                      std::string_view name);
+                      std::string_view name, const ask_label& label = {});
+
+    /// The live ask whose label's reply future is `reply`, if any (a
+    /// request cycle's edge out of this rank). Nothrow; takes the lock.
+    bool find_by_reply(const void* reply, ask_seen& out) noexcept;
 
     /// Ends live ask `id` whose frame was never shipped; false if it had
     /// ended already (taken by take_to, say).
@@ -186,6 +207,7 @@ private:
         ask_deadline* deadline = nullptr;
         int to = -1;            // the rank asked
         std::string_view name;  // the request's message name (for errors)
+        ask_label label;        // its reply future, the actor asked
     };
     static std::uint32_t index_of(std::uint64_t id) noexcept {
         return static_cast<std::uint32_t>(id & 0xffffffffu) - 1;
@@ -213,7 +235,7 @@ private:
 // trip; pending on every check of a parking asker.
 
 inline std::uint64_t ask_table::add(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
-                                    std::string_view name) {
+                                    std::string_view name, const ask_label& label) {
     lock_.lock();
     std::uint32_t idx;
     if (free_ != 0) {
@@ -233,6 +255,7 @@ inline std::uint64_t ask_table::add(troupe::detail::request_tag& q, ask_complete
     s.fn = fn;
     s.to = to;
     s.name = name;
+    s.label = label;
     ++s.generation;
     const std::uint64_t id = (std::uint64_t{s.generation} << 32) | (idx + 1);
     lock_.unlock();

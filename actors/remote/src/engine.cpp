@@ -26,9 +26,9 @@ namespace cfg = troupe::defaults::remote;
 // ---------------------------------------------------------------- entry points
 
 void ship(engine& e, int rank, const byte_buffer& b) { e.ship(rank, b); }
-std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn, int rank,
-                           std::string_view name) {
-    return e.register_ask(q, fn, rank, name);
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn,
+                           const ask_target& t) {
+    return e.register_ask(q, fn, t);
 }
 std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn,
                            const ask_target& t, std::chrono::steady_clock::time_point when) {
@@ -188,8 +188,10 @@ std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_
                                    std::chrono::steady_clock::time_point when) {
     const auto now = std::chrono::steady_clock::now();
     std::string what = timeout_text(t, when - now, "timed out");
-    return register_ask(q, fn, t.rank, t.message,
-                        [&] { return asks_.add(q, fn, t.rank, t.message, when, std::move(what)); });
+    return register_ask(q, fn, t.rank, t.message, [&] {
+        return asks_.add(q, fn, t.rank, t.message, when, std::move(what),
+                         ask_label{t.reply, t.id, t.actor_type});
+    });
 }
 
 std::exception_ptr engine::ask_deadline_passed(const ask_target& t) noexcept {
@@ -203,9 +205,11 @@ std::exception_ptr engine::ask_deadline_passed(const ask_target& t) noexcept {
     }
 }
 
-std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
-                                   std::string_view name) {
-    return register_ask(q, fn, to, name, [&] { return asks_.add(q, fn, to, name); });
+std::uint64_t engine::register_ask(troupe::detail::request_tag& q, ask_complete_fn fn,
+                                   const ask_target& t) {
+    return register_ask(q, fn, t.rank, t.message, [&] {
+        return asks_.add(q, fn, t.rank, t.message, ask_label{t.reply, t.id, t.actor_type});
+    });
 }
 
 template <class Add>
@@ -274,6 +278,12 @@ void engine::watch(pending_reply& p) {
 
 bool engine::pass() noexcept {
     bool did = receive();
+    // Asked for by the engine thread every probe_interval while replies
+    // are awaited (not counted as activity: a sweep alone must not keep
+    // the rank polling closely).
+    if (probe_due_.load(std::memory_order_relaxed) &&
+        probe_due_.exchange(false, std::memory_order_relaxed))
+        sweep_probes();
     if (!held_replies_.empty()) did |= ship_held_replies();
     if (replies_) did |= scan_replies();
     did |= out_.flush();
@@ -332,6 +342,18 @@ void engine::write_dump(void* arg, std::ostream& os) {
     if (e.watches_.count(watched, watched_ended) && watched)
         os << "  remote actors monitored from this rank: " << watched << " (" << watched_ended
            << " ended)\n";
+    if (const std::uint64_t sent = e.probes_sent(), got = e.probes_received(); sent || got)
+        os << "  request-cycle probes sent / received: " << sent << " / " << got << "\n";
+    // Request cycles across ranks through this rank's actors, each
+    // re-checked now (probes.cpp).
+    try {
+        bool complete = true;
+        for (const std::string& c : e.cycles_now(complete)) os << "  " << c << "\n";
+        if (!complete)
+            os << "  request cycles across ranks: not re-checked (a delivery holds the table)\n";
+    } catch (...) {
+        os << "  request cycles across ranks: not listed (out of memory)\n";
+    }
     if (std::size_t live = 0; e.names_.try_count_live(live))
         os << "  published actors: " << live << "\n";
     else os << "  published actors: (not counted: a delivery holds the table)\n";

@@ -32,11 +32,13 @@
 #include <vector>
 
 #include "ask_table.hpp"
+#include "cycles.hpp"
 #include "frames.hpp"
 #include "names.hpp"
 #include "peers.hpp"
 #include "progress.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/blocked_behaviour.hpp"
 #include "troupe/detail/dump_section.hpp"
 #include "troupe/remote/detail/engine_api.hpp"
 #include "troupe/remote/world.hpp"
@@ -76,8 +78,8 @@ public:
 
     // ---- any thread
     void ship(int to, const byte_buffer& frame) { out_.ship(to, frame); }
-    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn, int to,
-                               std::string_view name);
+    std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn,
+                               const ask_target& t);
     std::uint64_t register_ask(troupe::detail::request_tag& q, ask_complete_fn fn,
                                const ask_target& t, std::chrono::steady_clock::time_point when);
     std::exception_ptr ask_deadline_passed(const ask_target& t) noexcept;
@@ -162,6 +164,23 @@ public:
     }
     bool ask_pending(std::uint64_t id) noexcept { return asks_.pending(id); }
 
+    // ---- request cycles across ranks (probes.cpp)
+    // The engine thread asks for a sweep every probe_interval while replies
+    // are awaited; the next pass runs it.
+    void request_probes() noexcept { probe_due_.store(true, std::memory_order_relaxed); }
+    // The confirmed cycles through this rank's published actors whose waits
+    // still hold (re-checked now), one line each; `complete` is false when
+    // the table could not be held to re-check them (a delivery kept it).
+    // Any thread; never blocks on a delivery. Throws std::bad_alloc.
+    std::vector<std::string> cycles_now(bool& complete);
+    // Probe frames this rank sent and received, cycles its probes confirmed.
+    std::uint64_t probes_sent() const noexcept {
+        return probes_sent_.load(std::memory_order_relaxed);
+    }
+    std::uint64_t probes_received() const noexcept {
+        return probes_received_.load(std::memory_order_relaxed);
+    }
+
 private:
     // register_ask's body; `add` records the ask in the table.
     template <class Add>
@@ -180,6 +199,26 @@ private:
     void handle_goodbye(const parsed_frame& f, byte_reader& payload, int from);
     void handle_watch(const parsed_frame& f, byte_reader& payload, int from);
     void handle_down(const parsed_frame& f, byte_reader& payload, int from);
+    void handle_probe(const parsed_frame& f, byte_reader& payload, int from);
+    // ---- request cycles across ranks (probes.cpp), token holder only
+    // A probe to ship: to actor `target` of rank `to`.
+    struct outgoing_probe {
+        int to;
+        std::uint64_t target;
+        probe p;
+    };
+    // Sends a probe from each published actor blocked on an ask (at most
+    // probes_per_sweep actors a sweep, in turn). Nothrow (a failure skips
+    // the sweep).
+    void sweep_probes() noexcept;
+    // Follows probe `p` from blocked behaviour `b` (the one that keeps
+    // actor `subject` from running: `self` names it) through this rank: to
+    // the cycle's end (its initiator's wait: recorded in the book), to the
+    // edge out of the rank (queued in `out`), or to a wait that is no ask
+    // (dropped). Under names_.hold().
+    void walk(probe& p, troupe::detail::blocked_behaviour b, const void* subject, std::string self,
+              std::vector<outgoing_probe>& out);
+    void ship_probes(std::vector<outgoing_probe>& out) noexcept;
     // Frees the relays that have fired (token holder, or ~engine).
     void free_fired_relays() noexcept;
     // report() of a frame of kind `what` whose payload did not decode.
@@ -229,6 +268,12 @@ private:
     std::atomic<std::size_t> held_count_{0};
 
     std::atomic<bool> ending_{false};  // this rank said goodbye
+    // Request cycles across ranks: the book of this rank's probes, the
+    // sweep's flag and turn (token holder), and the frame counts (dump).
+    cycle_book cycles_;
+    std::atomic<bool> probe_due_{false};
+    std::uint64_t sweep_from_ = 1;
+    std::atomic<std::uint64_t> probes_sent_{0}, probes_received_{0};
     binding binding_;
     std::atomic<std::uint64_t> collectives_{0};  // entered on `collective`
     // This rank's section of troupe::dump.

@@ -69,7 +69,7 @@ struct parsed_frame {
 /// the rest of the batch is still read).
 constexpr bool known_kind(std::uint16_t kind) noexcept {
     return kind >= static_cast<std::uint16_t>(frame_kind::tell) &&
-           kind <= static_cast<std::uint16_t>(frame_kind::down);
+           kind <= static_cast<std::uint16_t>(frame_kind::probe);
 }
 
 /// Splits a received batch into frames. Never throws, never reads outside

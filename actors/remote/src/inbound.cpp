@@ -75,7 +75,7 @@ void engine::handle(const parsed_frame& f, int from) {
                "troupe::remote: rank " + std::to_string(rank) +
                    " received a frame of unknown kind " + std::to_string(f.h.kind) + " from rank " +
                    std::to_string(from) + " (this program knows kinds 1 to " +
-                   std::to_string(static_cast<int>(frame_kind::down)) + "); it is dropped");
+                   std::to_string(static_cast<int>(frame_kind::probe)) + "); it is dropped");
         return;
     }
     switch (static_cast<frame_kind>(f.h.kind)) {
@@ -88,6 +88,7 @@ void engine::handle(const parsed_frame& f, int from) {
     case frame_kind::goodbye: handle_goodbye(f, payload, from); return;
     case frame_kind::watch: handle_watch(f, payload, from); return;
     case frame_kind::down: handle_down(f, payload, from); return;
+    case frame_kind::probe: handle_probe(f, payload, from); return;
     }
 }
 

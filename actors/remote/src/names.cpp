@@ -53,6 +53,16 @@ lookup_answer name_table::answer(std::string_view name) {
     return a;
 }
 
+std::unique_lock<std::mutex> name_table::try_hold() noexcept {
+    // As try_count_live: a delivery holds the table briefly.
+    std::unique_lock<std::mutex> g{mutex_, std::try_to_lock};
+    for (int i = 0; i < 1000 && !g.owns_lock(); ++i) {
+        std::this_thread::yield();
+        (void)g.try_lock();
+    }
+    return g;
+}
+
 bool name_table::try_count_live(std::size_t& live) noexcept {
     // A delivery holds the table only from finding an actor to appending to
     // its mailbox (never across a park): a few tries get it.

@@ -59,6 +59,11 @@ public:
     /// Holds the table while a delivery finds its actor and hands it the
     /// message (find() needs it held).
     std::unique_lock<std::mutex> hold() { return std::unique_lock{mutex_}; }
+    /// As hold(), unless a delivery keeps the table for a thousand tries
+    /// (the lock returned then does not own it).
+    std::unique_lock<std::mutex> try_hold() noexcept;
+    /// Publications so far (ids 1 to count). Only under hold().
+    std::uint64_t count() const noexcept { return by_id_.size(); }
     /// The publication with id `id`, or nullptr. Only under hold().
     published* find(std::uint64_t id) noexcept {
         return id != 0 && id <= by_id_.size() ? &by_id_[id - 1] : nullptr;

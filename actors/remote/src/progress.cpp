@@ -65,7 +65,16 @@ void progress::run() noexcept {
     std::chrono::nanoseconds watch = cfg::first_watch;  // delegated watchdog
     std::uint64_t seen_polls = external_polls_.load(std::memory_order_relaxed);
     std::int64_t seen_at = std::numeric_limits<std::int64_t>::min() / 2;  // polls last moved
+    std::int64_t next_sweep = clock_ns() + cfg::probe_interval.count();
     for (;;) {
+        // Request cycles across ranks: a sweep of probes every interval
+        // while replies are awaited (a blocked behaviour's ask is one); the
+        // next pass runs it. While replies are awaited this loop turns at
+        // least every max_watch.
+        if (const std::int64_t t = clock_ns(); t >= next_sweep) {
+            next_sweep = t + cfg::probe_interval.count();
+            if (awaited.load(std::memory_order_relaxed) > 0) e_.request_probes();
+        }
         // Before the heartbeat: a poller that stops after this is caught by
         // delegated_sleep's recheck.
         const std::uint64_t sleeps = poller_sleeps_.load(std::memory_order_seq_cst);

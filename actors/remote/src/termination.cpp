@@ -32,14 +32,24 @@ void snapshot(detail::engine& e, actor_system& sys, std::uint64_t out[slots]) {
 // stop still waiting after `waited`: this rank's survivors as
 // actor_system::stop reports them (if it has any), and on rank 0 one line
 // for the job.
-void report_waiting(actor_system& sys, int rank, const std::uint64_t global[slots],
-                    std::chrono::nanoseconds waited) {
+void report_waiting(detail::engine& e, actor_system& sys, int rank,
+                    const std::uint64_t global[slots], std::chrono::nanoseconds waited) {
     if (sys.live_actors() != 0) {
         if (!sys.config().on_stop_report) {  // the hook gets the report alone
             std::fprintf(stderr, "troupe::remote: rank %d: its actors, below\n", rank);
             std::fflush(stderr);
         }
         sys.report_waiting(waited);
+        if (!sys.config().on_stop_report) {
+            // The request cycles across ranks through this rank's actors
+            // (the system's report names the local ones).
+            try {
+                bool complete = true;
+                for (const std::string& c : e.cycles_now(complete))
+                    std::fprintf(stderr, "troupe::remote: rank %d: %s\n", rank, c.c_str());
+                std::fflush(stderr);
+            } catch (...) {}
+        }
     }
     if (rank != 0) return;
     const std::uint64_t in_flight =
@@ -93,7 +103,7 @@ remote_stop_report world::stop_for(actor_system& sys, std::chrono::nanoseconds l
         }
         // Each rank by its own clock (about the same time everywhere).
         if (const auto now = std::chrono::steady_clock::now(); now >= next_report) {
-            report_waiting(sys, rank_, global, now - start);
+            report_waiting(e, sys, rank_, global, now - start);
             next_report = now + period;
         }
         std::copy(global, global + slots, before);

@@ -47,6 +47,13 @@ inline constexpr int receives_per_pass = 64;
 /// bytes are freed instead of kept.
 inline constexpr int spare_frame_buffers = 8;
 inline constexpr std::size_t max_kept_frame_buffer = std::size_t{1} << 20;
+/// Request cycles across ranks (docs/remote.md): while replies are awaited,
+/// every `probe_interval` each published actor blocked inside a behaviour
+/// on an ask sends one probe along its wait (at most `probes_per_sweep`
+/// actors a sweep, in turn). A cycle is named after two probes agree: about
+/// two intervals after it forms.
+inline constexpr std::chrono::nanoseconds probe_interval = 50ms;
+inline constexpr std::size_t probes_per_sweep = 256;
 /// Back-off of threads waiting in a collective (stop, barrier).
 inline constexpr std::chrono::nanoseconds collective_first_poll = 20us;
 inline constexpr std::chrono::nanoseconds collective_max_poll = 2ms;

@@ -125,8 +125,19 @@ void decode_all(M& m, byte_reader& r) {
 /// same type is built at the same address): it is never touched again. A
 /// null `target` (the actor had finished) drops the request: it fails with
 /// a troupe::request_error.
+/// Names request_dispatch<A, M> for reports on what a worker runs (as
+/// troupe::detail::dispatch's own entry does for local deliveries).
+template <class A, class M>
+struct request_trampoline {
+    static troupe::detail::trampoline_entry entry;
+};
+template <class A, class M>
+troupe::detail::trampoline_entry request_trampoline<A, M>::entry{&request_dispatch<A, M>,
+                                                                 troupe::detail::names_of<A, M>};
+
 template <class A, class M>
 allocation request_dispatch(troupe::actor* target, troupe::message& m) {
+    (void)&request_trampoline<A, M>::entry;  // instantiates the entry: no code here
     M& msg = static_cast<M&>(m);
     // Fails the request with `e`, recording its type and what() for the
     // asking rank. Only while the reply is still ours to give.
@@ -344,7 +355,9 @@ public:
     requires std::is_base_of_v<troupe::detail::request_tag, M>
     auto& ask(M& q) const {
         return ask_with(q, [&](detail::engine& e) {
-            return detail::register_ask(e, q, &detail::complete<M>, rank_, message_traits<M>::name);
+            const detail::ask_target t{rank_, id_, troupe::detail::type_name<A>(),
+                                       message_traits<M>::name, &q.result()};
+            return detail::register_ask(e, q, &detail::complete<M>, t);
         });
     }
 
@@ -364,7 +377,7 @@ public:
     requires std::is_base_of_v<troupe::detail::request_tag, M>
     auto& ask(M& q, std::chrono::steady_clock::time_point deadline) const {
         const detail::ask_target t{rank_, id_, troupe::detail::type_name<A>(),
-                                   message_traits<M>::name};
+                                   message_traits<M>::name, &q.result()};
         if (deadline <= std::chrono::steady_clock::now()) {
             detail::check_send<A, M>();
             detail::mark_sent(q);       // answered, not forgotten

@@ -78,20 +78,24 @@ void ship(engine& e, int rank, const byte_buffer& b);
 /// the value (or error) and fulfils the request's future.
 using ask_complete_fn = void (*)(troupe::detail::request_tag& q, frame_kind k, byte_reader& r,
                                  int from);
-/// Records an ask awaiting its reply; returns its id (the frame's token).
-/// Throws rank_lost (nothing registered) if `rank` has ended.
-std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn, int rank,
-                           std::string_view name);
 /// Forgets an ask whose frame could not be shipped.
 void cancel_ask(engine& e, std::uint64_t id) noexcept;
 
-/// What names the asked actor and the request in a remote ask's timeout.
+/// What names the asked actor and the request (in a remote ask's timeout,
+/// and in a request cycle across ranks), and the future the reply
+/// fulfils (compared with what a blocked behaviour waits on; not read).
 struct ask_target {
     int rank;
     std::uint64_t id;
     std::string_view actor_type;
     std::string_view message;
+    const void* reply = nullptr;
 };
+/// Records an ask of `t` awaiting its reply; returns its id (the frame's
+/// token). Throws rank_lost (nothing registered) if `t.rank` has ended,
+/// std::out_of_range (no such rank), std::bad_alloc.
+std::uint64_t register_ask(engine& e, troupe::detail::request_tag& q, ask_complete_fn fn,
+                           const ask_target& t);
 /// As register_ask, with a deadline: at `when` a still unanswered ask
 /// fails with troupe::request_error (reason::timeout) naming `t`, and its
 /// reply, if it comes later, is dropped and counted. Throws rank_lost

@@ -29,6 +29,7 @@ enum class frame_kind : std::uint16_t {
     goodbye = 7,       // the sender's world is ending; payload: its collectives entered
     watch = 8,         // monitor actor `target`; answer with a down to watch `token`
     down = 9,          // watched actor ended: to watch `target`; payload: reason kind, what()
+    probe = 10,        // a request-cycle probe for actor `target`; payload: cycles.hpp's probe
 };
 
 /// The kind of error a reply_error frame carries: a code on the wire, never
