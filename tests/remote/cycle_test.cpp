@@ -6,11 +6,11 @@
 // probes went along it. Each cycle is broken by the deadline of rank 0's
 // ask, so the test ends.
 #include <chrono>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 
 #include "remote_fixture.hpp"
+#include "scale.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/thread.hpp"
 
@@ -27,11 +27,7 @@ namespace {
 // How long rank 0's ask waits before it breaks the cycle: the dumps must
 // name it well before (a cycle is named about two probe intervals, 0.1 s,
 // after it forms; sanitizer builds, on a loaded machine, get more time).
-bool sanitized() {
-    const char* s = std::getenv("TROUPE_REMOTE_SANITIZER");
-    return s && *s && std::string(s) != "none";
-}
-const std::chrono::milliseconds breaker{sanitized() ? 10000 : 4000};
+const std::chrono::milliseconds breaker{troupe_test::sanitized ? 10000 : 4000};
 const std::chrono::milliseconds look_for = breaker - std::chrono::milliseconds(500);
 
 const char* const x_names[] = {"x0", "x1", "x2", "x3"};
