@@ -745,6 +745,12 @@ TEST_CASE(
 }
 #endif
 
+// Not under TSan: its runtime takes every asynchronous signal first and
+// defers the program's handler to a later intercepted call, and the SIGTERM
+// sent here was sometimes never handled (1 run in 3 to 7; no thread had it
+// pending, none had run the handler, main kept polling stdin). Release and
+// ASan+UBSan run it.
+#if !defined(__SANITIZE_THREAD__)
 TEST_CASE("trace: written when SIGTERM ends the program, which still dies of SIGTERM") {
     if (!troupe::detail::trace::built_in) return;
     const char* prog = std::getenv("TROUPE_HANG_PROGRAM");
@@ -770,6 +776,7 @@ TEST_CASE("trace: written when SIGTERM ends the program, which still dies of SIG
     CHECK(has(json, "\"name\":\"turn-taker ("));
     CHECK(has(r.err, "troupe: writing the trace"));
 }
+#endif
 
 TEST_CASE("trace: written when the program aborts or faults, which still ends that way") {
     if (!troupe::detail::trace::built_in) return;
