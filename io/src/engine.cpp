@@ -520,7 +520,7 @@ public:
     // processor, every readiness event first woke that processor (asleep
     // on its futex) to post the completion, then the poller, then the
     // processor again for the unpark (4.0 context switches per echo at 1
-    // connection on a quiet machine against epoll's 3.0). Here we queue the
+    // connection on a quiet machine against epoll's 3.1). Here we queue the
     // key and submit a no-op whose completion (posted at once, by this
     // submission) tells the poller to arm what is queued. No edge is lost
     // meanwhile: a poll reports the descriptor's state when it is armed,
