@@ -116,15 +116,6 @@ void decode_all(M& m, byte_reader& r) {
                                 " byte(s) more than its type reads");
 }
 
-/// The trampoline of a request received from another rank: the reply duty
-/// of troupe::detail::dispatch (receive_request, one implementation for
-/// both), answering through `fail_with`, which records the exception's type
-/// and what() on the worker thread for the asking rank. Once the behaviour
-/// replied, forwarded the request or called defer(), the engine may already
-/// have shipped the reply and recycled the object (a later request of the
-/// same type is built at the same address): it is never touched again. A
-/// null `target` (the actor had finished) drops the request: it fails with
-/// a troupe::request_error.
 /// Names request_dispatch<A, M> for reports on what a worker runs (as
 /// troupe::detail::dispatch's own entry does for local deliveries).
 template <class A, class M>
@@ -135,6 +126,15 @@ template <class A, class M>
 troupe::detail::trampoline_entry request_trampoline<A, M>::entry{&request_dispatch<A, M>,
                                                                  troupe::detail::names_of<A, M>};
 
+/// The trampoline of a request received from another rank: the reply duty
+/// of troupe::detail::dispatch (receive_request, one implementation for
+/// both), answering through `fail_with`, which records the exception's type
+/// and what() on the worker thread for the asking rank. Once the behaviour
+/// replied, forwarded the request or called defer(), the engine may already
+/// have shipped the reply and recycled the object (a later request of the
+/// same type is built at the same address): it is never touched again. A
+/// null `target` (the actor had finished) drops the request: it fails with
+/// a troupe::request_error.
 template <class A, class M>
 allocation request_dispatch(troupe::actor* target, troupe::message& m) {
     (void)&request_trampoline<A, M>::entry;  // instantiates the entry: no code here
