@@ -27,6 +27,7 @@
 #include "troupe/blocking_lock.hpp"
 #include "troupe/condition_variable.hpp"
 #include "troupe/detail/trace.hpp"
+#include "troupe/detail/watch_stats.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/future.hpp"
 #include "troupe/semaphore.hpp"
@@ -625,6 +626,34 @@ TEST_CASE("no everyone-asleep report while a timer is pending or a thread outsid
         CHECK(has(r.out, "woke up"));
         CHECK_FALSE(has(r.err, "asleep - deadlock"));
     }
+}
+
+// The check's look at the process ends at the first troupe OS thread that
+// is not blocked in troupe: it could wake anyone, so not everyone is asleep,
+// and counting the threads in /proc (system calls; the first one also made a
+// malloc arena, about 2 ms of CPU beside the program) cannot change that.
+TEST_CASE("the everyone-asleep check does not walk /proc while a troupe OS thread runs") {
+    troupe::this_thread::set_name("dump_test-main");  // registered; runs throughout
+    troupe::cluster pool{1};  // the watch thread runs from the first cluster on
+    troupe::semaphore gate{0, "walk-gate"};
+    const troupe::detail::watch_stats before = troupe::detail::watch_counters();
+    std::thread first([&] {
+        troupe::this_thread::set_name("walk-sleeper-1");
+        gate.acquire();
+    });
+    wait_for_line("walk-sleeper-1", "semaphore 'walk-gate'");
+    // A look that starts from now on sees the first sleeper parked and this
+    // thread running. The second sleeper's park asks for one.
+    const std::uint64_t looks = troupe::detail::watch_counters().looks;
+    std::thread second([&] {
+        troupe::this_thread::set_name("walk-sleeper-2");
+        gate.acquire();
+    });
+    troupe_test::wait_until([&] { return troupe::detail::watch_counters().looks > looks; });
+    gate.release(2);
+    first.join();
+    second.join();
+    CHECK(troupe::detail::watch_counters().walks == before.walks);
 }
 
 TEST_CASE("TROUPE_DUMP_SIGNAL writes the dump to stderr and the program continues") {

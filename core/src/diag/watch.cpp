@@ -7,8 +7,10 @@
 // formats the dump. The thread is made with pthread_create, not
 // std::thread, so it holds no C++ heap block for its whole life (the
 // tests' leak check counts those).
-#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -26,6 +28,7 @@
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/detail/wake_source.hpp"
+#include "troupe/detail/watch_stats.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/knobs.hpp"
 
@@ -68,13 +71,32 @@ int signal_number(const char* v) {
     return (end != v && *end == 0 && n > 0 && n < NSIG) ? static_cast<int>(n) : 0;
 }
 
+// Looks taken, and those that walked /proc/self/task (process_threads):
+// for the tests (watch_counters).
+std::atomic<std::uint64_t> looks_taken{0}, thread_walks{0};
+
+// The threads of the process, from /proc/self/task, read with getdents64
+// into a stack buffer: opendir would malloc its buffer, and the first
+// malloc on this thread creates a malloc arena (an mmap of its own), which
+// cost the first look about 2 ms of CPU beside the program's threads.
 std::size_t process_threads() noexcept {
-    DIR* d = ::opendir("/proc/self/task");
-    if (!d) return 0;
+    thread_walks.fetch_add(1, std::memory_order_relaxed);
+    const int fd = ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    alignas(8) char buf[4096];
     std::size_t n = 0;
-    while (dirent* e = ::readdir(d))
-        if (e->d_name[0] != '.') ++n;
-    ::closedir(d);
+    for (;;) {
+        const long got = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (got <= 0) break;
+        for (long off = 0; off < got;) {
+            // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+            unsigned short reclen;
+            std::memcpy(&reclen, buf + off + 16, sizeof reclen);
+            if (buf[off + 19] != '.') ++n;
+            off += reclen;
+        }
+    }
+    ::close(fd);
     return n;
 }
 
@@ -106,6 +128,7 @@ void stamp_waits() noexcept {
 }
 
 look take_look() noexcept {
+    looks_taken.fetch_add(1, std::memory_order_relaxed);
     look l;
     stamp_waits();
     if (timer_pending() != 0) return l;  // a timer will wake someone
@@ -140,9 +163,10 @@ look take_look() noexcept {
         }
         for (context* c = r.os_threads.head; c; c = context_access::next(*c)) {
             const std::uint32_t seq = context_access::wait(*c).seq.load(std::memory_order_acquire);
-            // An OS thread not blocked in troupe is one that could wake us:
-            // it stays unaccounted, so the count below cannot match.
-            if (!(seq & 1) || !context_access::parked(*c)) continue;
+            // An OS thread not blocked in troupe is one that could wake
+            // us: not everyone is asleep, and the walk of /proc below (a
+            // few system calls) is not needed to say so.
+            if (!(seq & 1) || !context_access::parked(*c)) return l;
             ++accounted;
             ++waiting;
             l.fingerprint += mix(c, seq);
@@ -273,6 +297,11 @@ void note_idle_sleep() noexcept {
     if (requests.load(std::memory_order_relaxed) & want_check) return;
     requests.fetch_or(want_check, std::memory_order_release);
     futex_wake(requests);
+}
+
+watch_stats watch_counters() noexcept {
+    return {looks_taken.load(std::memory_order_relaxed),
+            thread_walks.load(std::memory_order_relaxed)};
 }
 
 bool add_wake_source(const wake_source* s) noexcept {
