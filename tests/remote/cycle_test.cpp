@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "dump_text.hpp"
 #include "remote_fixture.hpp"
 #include "scale.hpp"
 #include "troupe/dump.hpp"
@@ -33,15 +34,8 @@ const std::chrono::milliseconds look_for = breaker - std::chrono::milliseconds(5
 const char* const x_names[] = {"x0", "x1", "x2", "x3"};
 const char* const l_names[] = {"l0", "l1", "l2", "l3"};
 
-std::string dump_text() {
-    std::ostringstream os;
-    troupe::dump(os);
-    return os.str();
-}
-
-bool has(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
+using troupe_test::dump_now;
+using troupe_test::has;
 
 struct local_hop;
 
@@ -102,7 +96,7 @@ std::string wait_for_cycle(const char* const* names, const char* type, int size)
     const auto give_up = std::chrono::steady_clock::now() + look_for;
     std::string text;
     for (;;) {
-        text = dump_text();
+        text = dump_now();
         bool all = has(text, "request cycle across ranks: ");
         for (int r = 0; r < size; ++r)
             all = all && has(text, "actor '" + std::string(names[r]) + "' (" + type + ") on rank " +
@@ -260,7 +254,7 @@ TEST_CASE("a chain of waits that ends in no cycle is never called one") {
     // received here), and none finds a cycle.
     const auto give_up = std::chrono::steady_clock::now() + 20s;
     for (;;) {
-        const std::string text = dump_text();
+        const std::string text = dump_now();
         CAPTURE(text);
         REQUIRE_FALSE(has(text, "request cycle"));
         if (probes(text, r == 1) >= 3) break;
@@ -274,7 +268,7 @@ TEST_CASE("a chain of waits that ends in no cycle is never called one") {
         k | release;
     }
     if (r == 0) CHECK(answer->get() == 8);
-    CHECK_FALSE(has(dump_text(), "request cycle"));
+    CHECK_FALSE(has(dump_now(), "request cycle"));
     w.barrier();
     c | troupe::finished_msg;
     k | troupe::finished_msg;

@@ -6,9 +6,9 @@
 // right after their answer.
 #include <chrono>
 #include <random>
-#include <sstream>
 #include <string>
 
+#include "dump_text.hpp"
 #include "remote_fixture.hpp"
 #include "troupe/dump.hpp"
 #include "troupe/thread.hpp"
@@ -47,15 +47,8 @@ struct server : troupe::actor {
     }
 };
 
-std::string dump_text() {
-    std::ostringstream os;
-    troupe::dump(os);
-    return os.str();
-}
-
-bool has(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
+using troupe_test::dump_now;
+using troupe_test::has;
 
 }  // namespace
 
@@ -86,11 +79,11 @@ TEST_CASE("a remote ask's deadline fails it, naming it; the late reply is droppe
             CHECK(has(what, " ms after the ask)"));
         }
     }  // destroyed at once: the engine let go of it at the timeout
-    CHECK(has(dump_text(), "remote asks timed out: 1 (late replies dropped: 0)"));
+    CHECK(has(dump_now(), "remote asks timed out: 1 (late replies dropped: 0)"));
     // The server answers the held request now; its reply finds no ask.
     next | release_held{};
     const auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (!has(dump_text(), "remote asks timed out: 1 (late replies dropped: 1)")) {
+    while (!has(dump_now(), "remote asks timed out: 1 (late replies dropped: 1)")) {
         REQUIRE(std::chrono::steady_clock::now() < give_up);
         troupe::this_thread::sleep_for(1ms);  // polls a condition; the assertion is above
     }
@@ -116,8 +109,8 @@ TEST_CASE("a remote ask's deadline fails it, naming it; the late reply is droppe
         q.x = 7;
         CHECK(next.ask(q, 60s).get() == 7);
     }
-    CHECK(has(dump_text(), "remote asks timed out: 2 (late replies dropped: 1)"));
-    CHECK(has(dump_text(), "remote asks outstanding (sent from this rank, no reply yet): 0\n"));
+    CHECK(has(dump_now(), "remote asks timed out: 2 (late replies dropped: 1)"));
+    CHECK(has(dump_now(), "remote asks outstanding (sent from this rank, no reply yet): 0\n"));
 
     w.barrier();
     s | troupe::finished_msg;

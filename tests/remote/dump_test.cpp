@@ -2,9 +2,9 @@
 // asks it awaits from other ranks and the requests it owes them, while
 // they are outstanding, and not after. Every rank asks the next one; the
 // server defers its reply until the asker has looked at its dump.
-#include <sstream>
 #include <string>
 
+#include "dump_text.hpp"
 #include "remote_fixture.hpp"
 #include "troupe/dump.hpp"
 
@@ -19,15 +19,8 @@ TROUPE_REMOTE_MESSAGE(answer_now, "test.dump.answer_now");
 
 namespace {
 
-std::string dump_text() {
-    std::ostringstream os;
-    troupe::dump(os);
-    return os.str();
-}
-
-bool has(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
+using troupe_test::dump_now;
+using troupe_test::has;
 
 struct server : troupe::actor {
     held_ask* held = nullptr;
@@ -55,7 +48,7 @@ TEST_CASE("the dump counts a rank's outstanding remote asks and the requests it 
     server s;
     w.publish("dump.s." + std::to_string(w.rank()), s);
     w.barrier();
-    const std::string before = dump_text();
+    const std::string before = dump_now();
     CHECK(has(before, "troupe-remote: rank " + std::to_string(w.rank()) + " of " +
                           std::to_string(w.size())));
     CHECK(has(before, asks_line + "0\n"));
@@ -69,14 +62,14 @@ TEST_CASE("the dump counts a rank's outstanding remote asks and the requests it 
     // previous rank's request until that rank sends its answer_now, which
     // every rank does only after the barrier that follows its dump.
     s.holding.get();
-    const std::string held = dump_text();
+    const std::string held = dump_now();
     CHECK(has(held, asks_line + "1\n"));
     CHECK(has(held, owed_line + "1\n"));
     w.barrier();
     answer_now go;
     next.send(go);
     CHECK(reply.get() == 42);
-    CHECK(has(dump_text(), asks_line + "0\n"));
+    CHECK(has(dump_now(), asks_line + "0\n"));
     w.barrier();  // every rank's server has answered
     s | troupe::finished_msg;
     w.stop(sys);

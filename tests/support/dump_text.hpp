@@ -1,6 +1,7 @@
 #pragma once
 // Reading troupe::dump's text in tests (tests/core/dump_test.cpp,
-// tests/integration/dump_test.cpp).
+// tests/integration/dump_test.cpp, the remote dump, deadline and cycle
+// tests).
 #include <sstream>
 #include <string>
 
