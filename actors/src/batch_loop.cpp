@@ -332,9 +332,9 @@ inline void worker::deliver(const envelope& e) {
 // sent to actors created in this batch: the top first, each delivery's own
 // sends pushed on top as a group (in send order), until the stack is empty
 // or the order ends for this batch (budget spent, or another worker idle
-// while there is more than one piece of work here): then the stack goes to
-// the mailboxes and the rest of the batch back to its own, where any
-// worker may take them, and the batch ends.
+// with nothing to do while there is more than one piece of work here):
+// then the stack goes to the mailboxes and the rest of the batch back to
+// its own, where any worker may take them, and the batch ends.
 void worker::run_depth_first() {
     // The rest of the batch back in place, and with it the self-sends.
     std::swap(local_, spare_);
@@ -349,8 +349,8 @@ void worker::run_depth_first() {
     local_budget_ = 0;
     from_stack_ = true;
     while (!depth_stack_.empty()) {
-        if (--depth_left_ == 0 || (exec.stealing && depth_stack_.size() + local_->size() >= 2 &&
-                                   another_outside_batch())) {
+        if (--depth_left_ == 0 ||
+            (exec.stealing && depth_stack_.size() + local_->size() >= 2 && another_idle())) {
             from_stack_ = false;
             spill_depth_first();
             give_back_batch(nullptr);

@@ -109,6 +109,27 @@ bool worker::push_depth_first(const envelope& e) {
     return true;
 }
 
+// Whether another worker has nothing to do: outside a batch (its stamp 0)
+// and parked, or with no waiting mailbox in its range (a worker between
+// two batches of its own work is not idle: handing it ours would only cut
+// our depth-first run short). Relaxed loads, a guess: a wrong one costs a
+// hand-out too many (breadth first for a moment) or a worker idle a little
+// longer (until it steals from us as from any worker in a long batch).
+// The range is read only while the worker is outside a batch.
+bool worker::another_idle() const noexcept {
+    for (const auto& w : exec.workers) {
+        if (w.get() == this || w->batch_began.load(std::memory_order_relaxed) != 0) continue;
+        if (w->dozing.load(std::memory_order_relaxed)) return true;
+        bool waiting = false;
+        for (std::size_t s = w->slot_begin; s < w->slot_end && !waiting; ++s) {
+            const mailbox* mb = exec.slots[s].load(std::memory_order_relaxed);
+            waiting = mb && mb->pending.load(std::memory_order_relaxed) != 0;
+        }
+        if (!waiting) return true;
+    }
+    return false;
+}
+
 // The delivery that just ran (or is about to block) pushed its sends in
 // send order: turn them over, so the first of them is on top (runs first),
 // and close the group (a second call does nothing).

@@ -324,6 +324,7 @@ private:
     void release_claims(mailbox * keep) noexcept;
     void spill_depth_first();
     void give_back_batch(mailbox * running_box) noexcept;
+    bool another_idle() const noexcept;
 
     idle_group::member idle_;
     std::thread thread_;          // kernel-thread workers
