@@ -349,8 +349,8 @@ void worker::run_depth_first() {
     local_budget_ = 0;
     from_stack_ = true;
     while (!depth_stack_.empty()) {
-        if (--depth_left_ == 0 ||
-            (exec.stealing && depth_stack_.size() + local_->size() >= 2 && another_idle())) {
+        if (--depth_left_ == 0 || (exec.stealing && depth_stack_.size() + local_->size() >= 2 &&
+                                   another_idle() && handout_due())) {
             from_stack_ = false;
             spill_depth_first();
             give_back_batch(nullptr);

@@ -130,6 +130,18 @@ bool worker::another_idle() const noexcept {
     return false;
 }
 
+// At most one hand-out to an idle worker per long_batch_ticks: the worker
+// it feeds needs that long to wake, steal and start; meanwhile it still
+// reads as idle, and handing the stack out again at every delivery would
+// unfold the tree breadth first (fib at 2 workers: 12.3 MiB median peak
+// without this, CAF 6.2).
+bool worker::handout_due() noexcept {
+    const std::uint64_t now = timestamp();
+    if (now - last_handout_ < defaults::actors::long_batch_ticks) return false;
+    last_handout_ = now;
+    return true;
+}
+
 // The delivery that just ran (or is about to block) pushed its sends in
 // send order: turn them over, so the first of them is on top (runs first),
 // and close the group (a second call does nothing).

@@ -325,6 +325,7 @@ private:
     void spill_depth_first();
     void give_back_batch(mailbox * running_box) noexcept;
     bool another_idle() const noexcept;
+    bool handout_due() noexcept;
 
     idle_group::member idle_;
     std::thread thread_;          // kernel-thread workers
@@ -397,7 +398,8 @@ private:
     // not clear its being_processed.
     bool batch_given_back_ = false;
     std::uint64_t depth_batches_ = 0;
-    fast_rng rng_;  // steal.cpp: scan starts; thread-confined
+    std::uint64_t last_handout_ = 0;  // timestamp() of the latest hand-out to an idle worker
+    fast_rng rng_;                    // steal.cpp: scan starts; thread-confined
     std::unique_ptr<victim_selector> victims_;
     bool ended_since_check_ = false;
 
