@@ -40,7 +40,7 @@ void attach(actor& a, actor_system* sys, const std::source_location& where) {
     std::size_t ticket;
     worker* w = tls_worker;
     if (w && &w->exec == ex) {
-        ticket = w->next_ticket();
+        ticket = w->ticket_for_new(a);
         // release: see executor::live().
         bump(w->created, 1, std::memory_order_release);
     } else {

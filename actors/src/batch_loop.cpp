@@ -23,13 +23,19 @@ worker::worker(executor& ex, std::size_t i, std::size_t b, std::size_t e)
       slot_begin(b),
       slot_end(e),
       local_(new copy_queue),
+      spare_(new copy_queue),
       stages_(new copy_queue[ex.mailbox_count]),
       ticket_(b),
       rng_(fast_rng::seed_for(i)) {
     touched_.reserve(ex.mailbox_count);
+    claims_.reserve(ex.mailbox_count);
+    claim_stamp_.reset(new std::uint64_t[ex.mailbox_count]());
 }
 
-worker::~worker() { delete local_; }
+worker::~worker() {
+    delete local_;
+    delete spare_;
+}
 
 void worker::start() {
     if (exec.stealing) {
@@ -231,16 +237,24 @@ void worker::process(mailbox& mb) {
     batch_began.store(last_flush_, std::memory_order_relaxed);
     batch_ = &mb;
     local_budget_ = defaults::actors::batch_append_budget;
-    while (envelope* p = local_->pop()) {
-        // The receivers are scattered over memory: start loading a later
-        // one while this one runs.
-        if (const envelope* ahead = local_->peek(defaults::actors::prefetch_distance)) {
-            __builtin_prefetch(ahead->receiver);  // the header the executor reads
-            __builtin_prefetch(reinterpret_cast<const char*>(ahead->receiver) + sizeof(actor),
-                               1);  // fields
+    for (;;) {
+        while (envelope* p = local_->pop()) {
+            // The receivers are scattered over memory: start loading a later
+            // one while this one runs.
+            if (const envelope* ahead = local_->peek(defaults::actors::prefetch_distance)) {
+                __builtin_prefetch(ahead->receiver);  // the header the executor reads
+                __builtin_prefetch(reinterpret_cast<const char*>(ahead->receiver) + sizeof(actor),
+                                   1);  // fields
+            }
+            const envelope e = *p;  // a behaviour's append may reallocate the batch
+            deliver(e);
         }
-        const envelope e = *p;  // a behaviour's append may reallocate the batch
-        deliver(e);
+        // A delivery sent to actors created in this batch: it set the rest
+        // of the batch aside (so this loop pays nothing per message), and
+        // they run now, depth first, before that rest (depth_first.cpp).
+        if (!batch_held_) [[likely]]
+            break;
+        run_depth_first();
     }
     batch_ = nullptr;
     running_ = nullptr;
@@ -257,6 +271,17 @@ void worker::process(mailbox& mb) {
         settle_deferred_wake();
     if (tracing) [[unlikely]]
         trace::batch_end(mb.index, n, trace_t0, exec.user_threads);
+    // The mailboxes this batch held for its new actors (depth_first.cpp):
+    // after the flush, for the same reason as ours below. Ours is not ours
+    // any more if the batch gave it back (give_back_batch).
+    if (depth_stamp_ != 0) [[unlikely]] {
+        release_claims(nullptr);
+        depth_stamp_ = 0;
+        if (std::exchange(batch_given_back_, false)) {
+            local_->reclaim(n);
+            return;
+        }
+    }
     // release: publishes the behaviours' effects to the next gulper of mb
     // (which reads the flag with acquire under the lock).
     mb.being_processed.store(false, std::memory_order_release);
@@ -301,6 +326,56 @@ inline void worker::deliver(const envelope& e) {
     const allocation how = e.fn(&a, *e.msg);
     count(stats.received);
     if (how != Nodelete) end_actor(a, how);
+}
+
+// Delivers the depth-first stack (depth_first.cpp) after a delivery that
+// sent to actors created in this batch: the top first, each delivery's own
+// sends pushed on top as a group (in send order), until the stack is empty
+// or the order ends for this batch (budget spent, or another worker idle
+// with nothing to do while there is more than one piece of work here):
+// then the stack goes to the mailboxes and the rest of the batch back to
+// its own, where any worker may take them, and the batch ends.
+void worker::run_depth_first() {
+    // The rest of the batch back in place, and with it the self-sends.
+    std::swap(local_, spare_);
+    batch_held_ = false;
+    local_budget_ = held_budget_;
+    if (depth_stack_.empty()) return;  // handed out meanwhile (spill_depth_first)
+    reverse_depth_group();
+    // A self-send from a delivery off the stack must not join the batch:
+    // its actor lives in a claimed mailbox, which may be released before
+    // the batch ends.
+    const std::uint32_t budget = local_budget_;
+    local_budget_ = 0;
+    from_stack_ = true;
+    while (!depth_stack_.empty()) {
+        if (--depth_left_ == 0 || (exec.stealing && depth_stack_.size() + local_->size() >= 2 &&
+                                   another_idle() && handout_due())) {
+            from_stack_ = false;
+            spill_depth_first();
+            give_back_batch(nullptr);
+            maybe_wake_helper();
+            break;
+        }
+        const envelope e = depth_stack_.back();
+        depth_stack_.pop_back();
+#if defined(TROUPE_CHECKED)
+        // An actor that ended meanwhile is not touched (it may be freed).
+        if (!check_delivery(e)) {
+            worker_access::note_unqueued(*e.msg);
+            drop_undelivered(e.fn, *e.msg);
+            continue;
+        }
+#endif
+        --worker_access::stacked(*e.receiver);
+        ++depth_serial_;
+        depth_group_base_ = depth_stack_.size();
+        deliver(e);
+        reverse_depth_group();
+    }
+    from_stack_ = false;
+    depth_group_base_ = 0;
+    local_budget_ = budget;
 }
 
 void worker::end_actor(actor& a, allocation how) {

@@ -10,6 +10,9 @@
 namespace troupe::detail {
 
 void worker::flush_before_blocking() {
+    // What waits on the depth-first stack may be what the behaviour waits
+    // for: hand it to the mailboxes, where other workers may take it.
+    spill_depth_first();
     flush_stages();
     // Not rate-limited (unlike wake_helper): a worker that parked before
     // this batch began parked without a timeout and would never come to
@@ -22,7 +25,8 @@ void worker::flush_before_blocking() {
 }
 
 void worker::block_in_behaviour() {
-    flush_stages();  // may yield (a mailbox lock): before the flag
+    spill_depth_first();  // as flush_before_blocking
+    flush_stages();       // may yield (a mailbox lock): before the flag
     if (!exec.stealing) return;
     // Dekker pair with park_idle (announce, then blocked_victim_with_work's
     // flag load): our flag store comes before our sleepers load (both
@@ -41,6 +45,7 @@ void worker::block_in_behaviour() {
 // batch: park_idle). One wake per batch: a polling loop yields often, and
 // the woken worker needs no second call.
 void worker::yield_in_behaviour() {
+    spill_depth_first();  // as flush_before_blocking
     flush_stages();
     if (!exec.stealing || yield_woke_) return;
     yield_woke_ = true;

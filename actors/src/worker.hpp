@@ -98,6 +98,16 @@ struct [[gnu::visibility("hidden")]] worker_access {
         set_flags(a, ~actor::flag_bits, reinterpret_cast<std::uintptr_t>(mb));
     }
     static allocation message_allocation(const message& m) noexcept { return m.alloc_; }
+    // Depth-first order (depth_first.cpp): the actor's birth stamp, and its
+    // messages on its worker's stack (see actor::born_).
+    static std::uint64_t born(const actor& a) noexcept {
+        return a.born_.load(std::memory_order_relaxed);
+    }
+    static void set_born(actor & a, std::uint64_t stamp) noexcept {
+        a.born_.store(stamp, std::memory_order_relaxed);
+    }
+    static std::uint16_t& stacked(actor & a) noexcept { return a.stacked_; }
+    static std::uint32_t& stacked_group(actor & a) noexcept { return a.stacked_group_; }
 #if defined(TROUPE_CHECKED)
     // A delivery starts (or is dropped): one pending send fewer. release:
     // the receive's reads of the message happen after (pairs with the
@@ -160,6 +170,10 @@ public:
 
     // Round-robin ticket for actors created by this worker's behaviours.
     std::size_t next_ticket() noexcept;
+    // The ticket of an actor `a` created by a behaviour of this worker
+    // (next_ticket's mailbox); stamps `a` for the depth-first order when
+    // this batch may unfold it (depth_first.cpp).
+    std::size_t ticket_for_new(actor & a) noexcept;
 
     // Whether a behaviour of this worker is running (a batch is in process).
     bool in_batch() const noexcept { return batch_ != nullptr; }
@@ -175,6 +189,8 @@ public:
             local_->push(e);
             return;
         }
+        // An actor this batch created: its message runs next (depth first).
+        if (depth_stamp_ > depth_over && push_depth_first(e)) return;
         __builtin_prefetch(e.receiver);
         envelope& slot = pipeline_[pipe_head_];
         if (pipe_count_ == pipeline_size) {
@@ -261,7 +277,7 @@ public:
     dispatch_fn running_fn() const noexcept { return running_fn_.load(std::memory_order_relaxed); }
     const mailbox* batch_mailbox() const noexcept { return batch_; }
     // The rest of the batch in process (pinned reads only, as above).
-    const copy_queue& batch_rest() const noexcept { return *local_; }
+    const copy_queue& batch_rest() const noexcept { return batch_held_ ? *spare_ : *local_; }
 
 private:
     void run() noexcept;
@@ -299,11 +315,25 @@ private:
 
     void stage(const envelope& e);
     void deliver_to_mailbox(mailbox & d, const envelope* e, std::uint32_t n);
+    // Depth-first order for actors created in the batch (depth_first.cpp;
+    // run_depth_first is batch_loop.cpp's, beside deliver).
+    bool push_depth_first(const envelope& e);
+    void run_depth_first();
+    void reverse_depth_group() noexcept;
+    bool claim(mailbox & m) noexcept;
+    void release_claims(mailbox * keep) noexcept;
+    void spill_depth_first();
+    void give_back_batch(mailbox * running_box) noexcept;
+    bool another_idle() const noexcept;
+    bool handout_due() noexcept;
 
     idle_group::member idle_;
     std::thread thread_;          // kernel-thread workers
     troupe::thread user_thread_;  // user-thread workers
     copy_queue* local_;           // the empty queue a gulp swaps in; drained by process()
+    // Empty; swapped with local_ while the rest of a batch is set aside for
+    // a depth-first run (batch_held_, depth_first.cpp).
+    copy_queue* spare_;
     // The mailbox whose batch process() is running, else nullptr.
     mailbox* batch_ = nullptr;
     // The actor whose behaviour is running, else nullptr: a plain field
@@ -320,6 +350,12 @@ private:
     mailbox* deferred_ = nullptr;
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
+    // Depth-first order (depth_first.cpp): 0 while this batch has created
+    // no actor, depth_over once the order has ended for this batch, else
+    // the batch's stamp (unique per worker of an executor: a count, then
+    // the worker index), which the actors it created carry in born_.
+    static constexpr std::uint64_t depth_over = 1;
+    std::uint64_t depth_stamp_ = 0;
     // flush_long_batch's clock: staged sends since it last looked (counted
     // in pipeline wraps, pipeline_size sends each), and the
     // start of the batch or its latest early flush (timestamp()).
@@ -339,7 +375,31 @@ private:
     std::unique_ptr<copy_queue[]> stages_;
     std::vector<std::uint32_t> touched_;  // mailboxes whose stage is non-empty
     std::size_t ticket_;
-    fast_rng rng_;  // steal.cpp: scan starts; thread-confined
+    // Depth-first order: sends to actors created in this batch, waiting
+    // (the top runs next; each delivery's sends form a group, reversed on
+    // top so they run in send order); the deliveries left (budget); the
+    // serial of the delivery in process and where its group starts; the
+    // mailboxes other than the batch's that this batch holds for its new
+    // actors (being_processed set, as a gulp does), and per mailbox the
+    // stamp under which it was claimed; whether a delivery from the stack
+    // runs now; batches stamped so far.
+    std::vector<envelope> depth_stack_;
+    std::uint32_t depth_left_ = 0, depth_serial_ = 0;
+    std::size_t depth_group_base_ = 0;
+    std::vector<mailbox*> claims_;
+    std::unique_ptr<std::uint64_t[]> claim_stamp_;
+    bool from_stack_ = false;
+    // The rest of the batch waits in spare_ (local_ is empty) while the
+    // delivery that first pushed onto the stack finishes; local_budget_
+    // is 0 meanwhile, its value in held_budget_.
+    bool batch_held_ = false;
+    std::uint32_t held_budget_ = 0;
+    // The batch's mailbox was given back (give_back_batch): process() must
+    // not clear its being_processed.
+    bool batch_given_back_ = false;
+    std::uint64_t depth_batches_ = 0;
+    std::uint64_t last_handout_ = 0;  // timestamp() of the latest hand-out to an idle worker
+    fast_rng rng_;                    // steal.cpp: scan starts; thread-confined
     std::unique_ptr<victim_selector> victims_;
     bool ended_since_check_ = false;
 

@@ -32,7 +32,11 @@
 /// (its ticket, assigned at creation: a mailbox of the creating worker when
 /// a behaviour creates it, else as `actor_system_config::placement` says), so it
 /// receives them one at a time, in FIFO order per sender, never on two
-/// workers at once.
+/// workers at once. A message that a behaviour sends to an actor created
+/// during the same batch of its worker runs before the rest of that batch
+/// (depth first: a tree of actors built by behaviours holds one path of
+/// itself, not a whole level); docs/actors.md, "Depth-first order", says
+/// exactly when.
 ///
 /// Cost of a send from a behaviour: a 24-byte copy into the worker's staging
 /// buffer (one lock per destination mailbox per batch); from other threads:
@@ -284,6 +288,11 @@ private:
     }
 
     std::atomic<std::uintptr_t> header_{0};
+    // Depth-first order (docs/actors.md, "Depth-first order"): the stamp of
+    // the batch that created this actor while its worker unfolds new actors
+    // depth first, 0 otherwise (or once that order is over for it). Written
+    // by that worker only; read (relaxed) by the sends of behaviours.
+    std::atomic<std::uint64_t> born_{0};
     // Registry of live actors that have received a message (see
     // detail::mailbox), touched by the worker processing the mailbox.
     actor* reg_prev_ = nullptr;
@@ -299,7 +308,11 @@ private:
     // Marked by detail::publish_access (troupe-remote's publish) before the
     // actor is reachable from other processes; read by ~actor.
     bool published_ = false;
-    unsigned char pad_[64 - 6 * sizeof(void*) - sizeof(bool)];
+    // While born_ holds its worker's stamp: how many of its messages wait
+    // on that worker's depth-first stack, and the delivery whose sends
+    // queued the latest of them (touched only by that worker).
+    std::uint16_t stacked_ = 0;
+    std::uint32_t stacked_group_ = 0;
 };
 
 // 16-aligned and 64 bytes: the line holding bytes [0, 16) of an actor ends

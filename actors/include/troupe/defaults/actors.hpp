@@ -73,6 +73,12 @@ inline constexpr std::uint32_t helper_wake_batch = 64;
 /// mailbox cannot starve the worker's others.
 inline constexpr std::uint32_t batch_append_budget = 1024;
 
+/// Deliveries a batch may make from its depth-first stack (messages that
+/// its behaviours sent to actors they created in it) before it hands the
+/// rest of the stack to the mailboxes, so that one tree or chain of new
+/// actors cannot keep the worker from its other mailboxes for long.
+inline constexpr std::uint32_t depth_first_budget = 16384;
+
 /// How many envelopes ahead of the one being delivered a worker prefetches
 /// the receiving actor.
 inline constexpr std::uint32_t prefetch_distance = 16;
