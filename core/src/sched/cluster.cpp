@@ -40,6 +40,9 @@ schedule_settings resolve(const cluster_options& o) noexcept {
     s.handoff_watch_ns = std::max<std::int64_t>(
         s.handoff_grace_ns, std::chrono::nanoseconds(defaults::core::handoff_watch_max).count());
     s.handoff_streak = defaults::core::handoff_streak;
+    s.held_look_ns = o.held_slot_look.count() >= 0
+                         ? o.held_slot_look.count()
+                         : std::chrono::nanoseconds(defaults::core::held_slot_look).count();
     return s;
 }
 }  // namespace
