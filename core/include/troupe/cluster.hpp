@@ -132,7 +132,8 @@ cluster& this_cluster();
 ///   finishes (no preemption): a blocking call may return up to one user
 ///   thread's run later than without lending;
 /// - it keeps the slot between its waits while the scope lives (Go's main
-///   goroutine keeps its P): threads made ready on that slot meanwhile run
+///   goroutine keeps its P), and threads it makes ready meanwhile join that
+///   slot's queue: threads made ready on that slot meanwhile run
 ///   at its next wait, or are stolen by another processor of `c` that goes
 ///   idle, or go back to the processor when the scope ends or when they
 ///   have waited a whole cluster_options::held_slot_look (1-16 ms) without

@@ -180,7 +180,20 @@ void cluster_impl::make_ready(fiber* f) noexcept {
         self->hand_off(f);
         return;
     }
+    if (!self) [[unlikely]] {
+        if (ready_on_held_slot(f)) return;
+    }
     schedule(f);
+}
+
+// An OS thread that holds a slot of this cluster between its waits
+// (lend_while_blocked) is that slot's running thread, as Go's main
+// goroutine is its P's: what it makes ready joins the slot's queue (it runs
+// there at the thread's next wait, or an idle processor steals it), rather
+// than waking the processor it last ran on.
+bool cluster_impl::ready_on_held_slot(fiber* f) noexcept {
+    processor* h = held_slot();
+    return h && &h->owner == this && h->push(f);
 }
 
 // make_ready recording the trace's wake (the flow arrow's tail): its time
@@ -192,6 +205,10 @@ void cluster_impl::make_ready(fiber* f) noexcept {
     if (self && &self->owner == this) {
         self->hand_off(f);
         trace::unpark(f, t0, trace::placed::handoff);
+        return;
+    }
+    if (!self && ready_on_held_slot(f)) {
+        trace::unpark(f, t0, trace::placed::queued);
         return;
     }
     schedule(f);

@@ -121,9 +121,9 @@ bool idle_group::sleep(member& m, std::chrono::nanoseconds held_look) noexcept {
             futex_wait_until(m.word_, w, deadline);
             w = m.word_.load(std::memory_order_seq_cst);
             if (w == held_ && std::chrono::steady_clock::now() >= deadline) {
-                // Not looking until the caller sleeps again (a nudge
-                // meanwhile only wakes nobody), or it retakes the slot.
-                m.looking_.store(false, std::memory_order_relaxed);
+                // Still `looking`: the caller looks at the queue now and
+                // either retakes the slot or sleeps again, timed (a nudge
+                // meanwhile needs no wake).
                 if (trace_t0) [[unlikely]]
                     trace::idle(&m, trace_t0);
                 return false;
@@ -262,8 +262,12 @@ void idle_group::nudge(member& m) noexcept {
     const std::uint32_t w = m.word_.load(std::memory_order_seq_cst);
     if (w != lent_ && w != held_) return;
     // seq_cst: after the caller's seq_cst publication of the work (see the
-    // looking_ store in sleep()).
-    if (!m.looking_.load(std::memory_order_seq_cst)) futex_wake(m.word_);
+    // looking_ store in sleep()). The exchange makes one nudger the waker:
+    // until the woken thread runs (which may take a while on a busy
+    // machine), later nudgers see `looking` and wake nobody. The woken
+    // thread finds the word lent or held and looks from then on (or, if the
+    // slot was given back meanwhile, give_back's re-check saw the work).
+    if (!m.looking_.exchange(true, std::memory_order_seq_cst)) futex_wake(m.word_);
 }
 
 bool idle_group::retake(member& m) noexcept {

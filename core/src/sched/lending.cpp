@@ -158,6 +158,7 @@ void processor::release_hold() noexcept {
 }
 
 cluster_impl* lending_to() noexcept { return tls_lend_to; }
+processor* held_slot() noexcept { return tls_held; }
 
 void lend_kernel_thread(context& self) noexcept {
     cluster_impl* c = tls_lend_to;

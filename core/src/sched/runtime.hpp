@@ -280,6 +280,9 @@ public:
     // hand-off (it runs next there); otherwise its last processor, or any.
     void make_ready(fiber* f) noexcept;
     void make_ready_traced(fiber* f) noexcept;  // make_ready, recording the trace's wake
+    // make_ready from an OS thread holding a slot of this cluster: onto
+    // that slot's queue; false if it holds none here.
+    bool ready_on_held_slot(fiber* f) noexcept;
     // Makes a fiber ready on its last processor (or any active one).
     void schedule(fiber* f) noexcept;
     void schedule_new(fiber* f) noexcept;
@@ -350,6 +353,8 @@ void set_current_processor(processor* p) noexcept;
 // that cluster in a processor's slot (the one it holds, else one whose
 // processor sleeps) until `self` has a banked permit or nothing is ready.
 void lend_kernel_thread(context& self) noexcept;
+// The slot this OS thread holds between its waits (lending.cpp), or nullptr.
+processor* held_slot() noexcept;
 // The OS thread's park spin limit (set_park_spin_policy's max_spins): how
 // long a lender spins in a slot with no work before it gives it back.
 int park_spin_limit() noexcept;

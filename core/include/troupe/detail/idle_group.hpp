@@ -132,8 +132,9 @@ public:
     /// sleeping while the slot is lent or held. Returns true when woken
     /// (also at once if a waker came first). With a nonzero `held_look`, a
     /// kernel-thread member whose slot is lent or held wakes after that
-    /// long and returns false if the slot is held then (still announced:
-    /// call sleep() again, or retake() the slot). Nothrow.
+    /// long and returns false if the slot is held then (still announced and
+    /// counted as looking: call sleep() again with a nonzero held_look, or
+    /// retake() the slot). Nothrow.
     bool sleep(member& m, std::chrono::nanoseconds held_look = {}) noexcept;
     /// As sleep(), but returns at `deadline` (steady clock) at the latest:
     /// true if woken, false if the time ran out. `watching` counts `m` as a
