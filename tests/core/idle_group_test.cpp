@@ -393,3 +393,47 @@ TEST_CASE("idle group: wake_another skips the caller") {
     CHECK(g.sleepers() == 0);
     CHECK(g.spinners() == 0);
 }
+
+TEST_CASE("idle group: a dormant member's slot is lent, held, retaken and given back") {
+    troupe_test::watchdog w{"idle group lending"};
+    idle_group g{2, idle_group::spinner_duty::finds_work};
+    auto ms = make_members(g, 1);
+    scripted& s = *ms[0];
+    // Not takeable while awake.
+    CHECK_FALSE(g.take(s.m));
+    s.post(scripted::sleep);
+    wait_until([&] { return g.dormant(s.m); });
+    CHECK(g.sleepers() == 1);
+    REQUIRE(g.take(s.m));
+    // Lent: busy for the rule (not a sleeper), and no waker can wake it.
+    CHECK(g.lent(s.m));
+    CHECK_FALSE(g.asleep(s.m));
+    CHECK(g.sleepers() == 0);
+    CHECK_FALSE(g.take(s.m));
+    CHECK_FALSE(g.wake(s.m, idle_group::wake_as::spinner));
+    CHECK(g.spinners() == 0);  // the failed spinner wake left no count
+    g.wake_one();              // the rule finds no sleeper: returns, wakes nobody
+    CHECK(g.lent(s.m));
+    CHECK(s.in_sleep.load());
+    // Held between the lender's waits; retake fails while lent, and resume
+    // fails once retaken.
+    CHECK_FALSE(g.retake(s.m));
+    g.hold(s.m);
+    CHECK(g.lent(s.m));
+    REQUIRE(g.resume(s.m));
+    g.give_back(s.m);
+    // Dormant again, counted a sleeper, still asleep: an ordinary wake
+    // ends its sleep (the member withdraws with the count the give-back
+    // restored).
+    CHECK(g.dormant(s.m));
+    CHECK(g.sleepers() == 1);
+    CHECK(s.in_sleep.load());
+    REQUIRE(g.take(s.m));
+    g.hold(s.m);
+    // Retake: the member's own thread wakes out of the held slot.
+    REQUIRE(g.retake(s.m));
+    CHECK_FALSE(g.resume(s.m));
+    wait_until([&] { return !s.in_sleep.load(std::memory_order_acquire); });
+    CHECK(g.sleepers() == 0);
+    CHECK_FALSE(g.lent(s.m));
+}

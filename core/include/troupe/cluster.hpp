@@ -46,6 +46,14 @@ struct cluster_options {
     /// for the waker's processor before an idle processor may steal it.
     /// Negative: defaults::core::handoff_grace, or TROUPE_HANDOFF_GRACE_US.
     std::chrono::nanoseconds handoff_grace{-1};
+    /// How long a processor whose slot an OS thread holds between its waits
+    /// (lend_while_blocked) sleeps before it looks at its queue, doubling up
+    /// to 16 times this while nothing waits there. Work that waited a whole
+    /// look while the OS thread did not run the slot makes the processor take
+    /// its slot back. Zero: never look (such work waits for the OS thread's
+    /// next wait, another processor's steal, or the guard's end). Negative:
+    /// defaults::core::held_slot_look.
+    std::chrono::nanoseconds held_slot_look{-1};
 };
 
 /// Counters aggregated over a cluster's processors. All zero unless the
@@ -108,18 +116,35 @@ cluster& default_cluster();
 /// called from an OS thread.
 cluster& this_cluster();
 
-/// RAII, experimental: while alive, the calling OS thread lends its kernel
-/// thread to `c` whenever it blocks on a troupe primitive (a channel, a
-/// lock, a future, a join...): before it sleeps it runs ready user threads
-/// of `c`, as a guest processor, until its own wait is over or `c` has
-/// nothing ready. So a consumer on `main` that waits for the pool it feeds
-/// from runs the producers instead of sleeping and being woken (Go's `main`
-/// is a goroutine). The cost: its wait can end only when the user thread it
-/// is running parks, yields or finishes (there is no preemption), so a
-/// blocking call may return up to one user thread's run later than without
-/// lending. Must be created and destroyed on the same OS thread (not on a
-/// user thread, where it does nothing) and destroyed before `c`. Nests
-/// (the innermost wins). nothrow.
+/// RAII, opt-in: while alive, the calling OS thread lends its kernel thread
+/// to `c` whenever it blocks on a troupe primitive (a channel, a lock, a
+/// future, a join...), as Go's `main` is a goroutine holding one of the
+/// GOMAXPROCS Ps. If a processor of `c` sleeps, the blocked thread takes
+/// that processor's *slot* (its ready queue and hand-off slot; the
+/// processor's own kernel thread stays asleep) and runs `c`'s ready user
+/// threads there until its own wait is over; if every processor is awake it
+/// waits as any OS thread. So `c`'s work never runs on more kernel threads
+/// than `c` has processors, and a producer it runs hands it its element
+/// with a banked permit instead of a futex wake.
+///
+/// What the caller gets, and pays:
+/// - its wait ends only when the user thread it is running parks, yields or
+///   finishes (no preemption): a blocking call may return up to one user
+///   thread's run later than without lending;
+/// - it keeps the slot between its waits while the scope lives (Go's main
+///   goroutine keeps its P), and threads it makes ready meanwhile join that
+///   slot's queue: threads made ready on that slot meanwhile run
+///   at its next wait, or are stolen by another processor of `c` that goes
+///   idle, or go back to the processor when the scope ends or when they
+///   have waited a whole cluster_options::held_slot_look (1-16 ms) without
+///   this thread running the slot (the processor then takes it back);
+/// - with no work in the slot it spins there up to its park spin limit
+///   (set_park_spin_policy's max_spins), then gives the slot back and
+///   sleeps as usual.
+/// Must be created and destroyed on the same OS thread (on a user thread it
+/// does nothing) and destroyed before `c`. Nests (the innermost wins; a
+/// slot held for an outer scope's cluster is given back before a wait for
+/// another). nothrow.
 class lend_while_blocked {
 public:
     explicit lend_while_blocked(cluster& c) noexcept;

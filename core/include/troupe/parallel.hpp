@@ -25,7 +25,8 @@
 /// back and runs it inline unless an idle worker stole it meanwhile. A
 /// forker whose task was stolen runs other tasks of the region while it
 /// waits, then parks (a user thread frees its processor; an OS thread
-/// lends itself to the cluster, as `lend_while_blocked` does, then sleeps).
+/// lends itself to the cluster, as `lend_while_blocked` does, in the slot of
+/// a sleeping processor if there is one, then sleeps).
 /// Loops split lazily: a worker halves its remaining range only while its
 /// deque is empty (someone took its work), so a loop nobody steals from
 /// runs as a plain loop. The region, its helpers and their stacks are gone

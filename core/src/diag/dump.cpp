@@ -170,6 +170,8 @@ void write_dump(registry& r, std::ostream& os) {
             if (fiber* f = p->shown.load(std::memory_order_relaxed))
                 os << "running " << describe_context(f);
             else if (p->asleep()) os << "asleep";
+            else if (p->lent())
+                os << "slot lent to an OS thread (lend_while_blocked; its own thread asleep)";
             else os << "idle (spinning or looking for work)";
             os << ", queue " << p->queue_length() << "\n";
         }

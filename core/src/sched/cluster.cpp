@@ -40,6 +40,9 @@ schedule_settings resolve(const cluster_options& o) noexcept {
     s.handoff_watch_ns = std::max<std::int64_t>(
         s.handoff_grace_ns, std::chrono::nanoseconds(defaults::core::handoff_watch_max).count());
     s.handoff_streak = defaults::core::handoff_streak;
+    s.held_look_ns = o.held_slot_look.count() >= 0
+                         ? o.held_slot_look.count()
+                         : std::chrono::nanoseconds(defaults::core::held_slot_look).count();
     return s;
 }
 }  // namespace
@@ -177,7 +180,20 @@ void cluster_impl::make_ready(fiber* f) noexcept {
         self->hand_off(f);
         return;
     }
+    if (!self) [[unlikely]] {
+        if (ready_on_held_slot(f)) return;
+    }
     schedule(f);
+}
+
+// An OS thread that holds a slot of this cluster between its waits
+// (lend_while_blocked) is that slot's running thread, as Go's main
+// goroutine is its P's: what it makes ready joins the slot's queue (it runs
+// there at the thread's next wait, or an idle processor steals it), rather
+// than waking the processor it last ran on.
+bool cluster_impl::ready_on_held_slot(fiber* f) noexcept {
+    processor* h = held_slot();
+    return h && &h->owner == this && h->push(f);
 }
 
 // make_ready recording the trace's wake (the flow arrow's tail): its time
@@ -189,6 +205,10 @@ void cluster_impl::make_ready(fiber* f) noexcept {
     if (self && &self->owner == this) {
         self->hand_off(f);
         trace::unpark(f, t0, trace::placed::handoff);
+        return;
+    }
+    if (!self && ready_on_held_slot(f)) {
+        trace::unpark(f, t0, trace::placed::queued);
         return;
     }
     schedule(f);

@@ -307,6 +307,10 @@ void unpark(context& c) noexcept {
     }
 }
 
+namespace detail {
+int park_spin_limit() noexcept { return park_max_spins.load(std::memory_order_relaxed); }
+}  // namespace detail
+
 void set_park_spin_policy(park_spin_policy p) noexcept {
     detail::park_max_spins.store(std::max(p.max_spins, 0), std::memory_order_relaxed);
     detail::park_adaptive.store(p.adaptive, std::memory_order_relaxed);

@@ -85,7 +85,7 @@ void idle_group::announce_idle(member& m) noexcept {
     }
 }
 
-bool idle_group::sleep(member& m) noexcept {
+bool idle_group::sleep(member& m, std::chrono::nanoseconds held_look) noexcept {
     m.owes_ = false;  // the re-check found nothing: the duty is discharged
     if (m.ctx_) {
         // A user-thread member: exactly one unpark comes, from the waker
@@ -98,8 +98,49 @@ bool idle_group::sleep(member& m) noexcept {
         return true;
     }
     const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
-    // Only a waker changes asleep; a spurious futex return sleeps again.
-    while (m.word_.load(std::memory_order_seq_cst) == asleep_) futex_wait(m.word_, asleep_);
+    // Past the re-check: dormant, so a lender may take the slot (take()
+    // requires dormant, so it never runs the slot while the member still
+    // looks for work itself). seq_cst CAS: fails only if a waker came
+    // first (the word is awake or woken_spinning), then there is no sleep.
+    std::uint32_t w = asleep_;
+    if (m.word_.compare_exchange_strong(w, dormant_, std::memory_order_seq_cst)) w = dormant_;
+    // Only a waker (or retake) ends dormant/lent/held with awake or
+    // woken_spinning; a lender moves it among the three. A spurious futex
+    // return, or one for a lender's move, sleeps again.
+    while (w == dormant_ || w == lent_ || w == held_) {
+        if (w != dormant_ && held_look.count() > 0) {
+            // Lent or held (a lender's take and hold wake nobody; a nudge
+            // did, or the word changed before we slept): look at the slot
+            // every held_look from now on. Held at a look: the caller
+            // decides whether to retake. seq_cst store: a nudger that
+            // queued work and then reads `looking` false wakes us; one that
+            // reads true leaves it to our next look, which reads the queue
+            // after this store.
+            m.looking_.store(true, std::memory_order_seq_cst);
+            const auto deadline = std::chrono::steady_clock::now() + held_look;
+            futex_wait_until(m.word_, w, deadline);
+            w = m.word_.load(std::memory_order_seq_cst);
+            if (w == held_ && std::chrono::steady_clock::now() >= deadline) {
+                // Still `looking`: the caller looks at the queue now and
+                // either retakes the slot or sleeps again, timed (a nudge
+                // meanwhile needs no wake).
+                if (trace_t0) [[unlikely]]
+                    trace::idle(&m, trace_t0);
+                return false;
+            }
+            continue;
+        }
+        // Untimed (dormant, or no looks): not looking any more. seq_cst,
+        // before the futex compares the word: a nudger that still read
+        // `looking` saw the word lent or held after a take, so the futex
+        // finds it changed from dormant and we come back to look.
+        if (m.looking_.load(std::memory_order_relaxed))
+            m.looking_.store(false, std::memory_order_seq_cst);
+        futex_wait(m.word_, w);
+        w = m.word_.load(std::memory_order_seq_cst);
+    }
+    // Awake: we run the slot ourselves (any work queued there is ours now).
+    m.looking_.store(false, std::memory_order_relaxed);
     if (trace_t0) [[unlikely]]
         trace::idle(&m, trace_t0);
     return true;
@@ -116,6 +157,8 @@ bool idle_group::sleep_until(member& m, std::chrono::steady_clock::time_point de
         return woken;
     }
     const std::uint64_t trace_t0 = trace::on() ? trace::now() : 0;
+    // A timed sleep stays asleep (never dormant): its thread returns by
+    // itself at the deadline, so no lender may take its slot.
     while (m.word_.load(std::memory_order_seq_cst) == asleep_ &&
            std::chrono::steady_clock::now() < deadline)
         futex_wait_until(m.word_, asleep_, deadline);
@@ -159,7 +202,7 @@ bool idle_group::park_context_until(member& m,
 
 bool idle_group::withdraw(member& m) noexcept {
     // The exchange tells whether a waker gave us a spinner count (only a
-    // waker writes woken_spinning, and only over asleep).
+    // waker writes woken_spinning, and only over asleep or dormant).
     const std::uint32_t was = m.word_.exchange(awake_, std::memory_order_seq_cst);
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     if (m.ctx_) {
@@ -178,19 +221,94 @@ bool idle_group::withdraw(member& m) noexcept {
     return false;
 }
 
+// ---------------------------------------------------------------- lending a slot
+
+bool idle_group::take(member& m) noexcept {
+    // Only from dormant: the member is past its re-check and touches none
+    // of its fields until a waker or retake moves the word to awake (which
+    // no longer can while lent). seq_cst: ordered with wakers' CASes.
+    std::uint32_t expected = dormant_;
+    if (!m.word_.compare_exchange_strong(expected, lent_, std::memory_order_seq_cst)) return false;
+    // Busy now: not a sleeper for the rule (which would otherwise try to
+    // wake it, fail, and look again for ever).
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    return true;
+}
+
+void idle_group::hold(member& m) noexcept {
+    // Only the lender writes while lent. seq_cst: the Dekker partner of a
+    // retaker's flag-then-word order (the lender loads the flags after).
+    m.word_.store(held_, std::memory_order_seq_cst);
+}
+
+bool idle_group::resume(member& m) noexcept {
+    // acquire half: a retake that lost to us changed nothing; one that won
+    // leaves awake and we fail.
+    std::uint32_t expected = held_;
+    return m.word_.compare_exchange_strong(expected, lent_, std::memory_order_seq_cst);
+}
+
+void idle_group::give_back(member& m) noexcept {
+    // As announce_idle: counted a sleeper before it can be seen asleep, so
+    // a waker that finds it dormant undoes exactly one count (the member's
+    // withdraw). release (seq_cst store): the lender's writes to the
+    // member's fields happen before the member's thread, woken later,
+    // reads them (a waker's CAS continues this release sequence).
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    m.word_.store(dormant_, std::memory_order_seq_cst);
+}
+
+void idle_group::nudge(member& m) noexcept {
+    const std::uint32_t w = m.word_.load(std::memory_order_seq_cst);
+    if (w != lent_ && w != held_) return;
+    // seq_cst: after the caller's seq_cst publication of the work (see the
+    // looking_ store in sleep()). The exchange makes one nudger the waker:
+    // until the woken thread runs (which may take a while on a busy
+    // machine), later nudgers see `looking` and wake nobody. The woken
+    // thread finds the word lent or held and looks from then on (or, if the
+    // slot was given back meanwhile, give_back's re-check saw the work).
+    if (!m.looking_.exchange(true, std::memory_order_seq_cst)) futex_wake(m.word_);
+}
+
+bool idle_group::retake(member& m) noexcept {
+    if (m.word_.load(std::memory_order_seq_cst) != held_) return false;
+    // The member's withdraw will drop one sleeper: count it first (a
+    // transient count only makes a concurrent rule look again).
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    std::uint32_t expected = held_;
+    if (!m.word_.compare_exchange_strong(expected, awake_, std::memory_order_seq_cst)) {
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+        return false;  // the lender resumed it (it will give it back) or someone retook it
+    }
+    futex_wake(m.word_);  // a kernel-thread member (only those are dormant)
+    return true;
+}
+
 // ---------------------------------------------------------------- wakers
 
 bool idle_group::wake(member& m, wake_as how) noexcept {
-    // seq_cst load: the Dekker partner of announce_idle's word store.
-    if (m.word_.load(std::memory_order_seq_cst) != asleep_) return false;
+    // seq_cst load: the Dekker partner of announce_idle's word store (and
+    // of give_back's).
+    std::uint32_t expected = m.word_.load(std::memory_order_seq_cst);
+    if (expected != asleep_ && expected != dormant_) return false;
     const bool spinner = how == wake_as::spinner;
     // Count the spinner before the CAS: once woken, the member may drop the
     // count at any time, and it must never go below the truth.
     if (spinner) spinners_.fetch_add(1, std::memory_order_seq_cst);
-    std::uint32_t expected = asleep_;
     context* const ctx = m.ctx_;  // fixed before the member first announced itself
-    if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_,
-                                        std::memory_order_seq_cst)) {
+    // Retried while the member only moves from asleep to dormant (it is
+    // still ours to wake); any other change means someone else woke it or
+    // a lender took its slot (then it is busy, not asleep).
+    bool won = false;
+    for (;;) {
+        if (m.word_.compare_exchange_strong(expected, spinner ? woken_spinning_ : awake_,
+                                            std::memory_order_seq_cst)) {
+            won = true;
+            break;
+        }
+        if (expected != dormant_) break;
+    }
+    if (won) {
         // Our CAS made us the member's one waker (see sleep and withdraw).
         if (ctx) {
             unpark(*ctx);

@@ -66,7 +66,6 @@ void processor::reset_after_retire() noexcept {
 
 bool processor::push(fiber* f, bool from_yield) noexcept {
     processor* self = current_processor();
-    if (guest_ && self != this) return false;  // a guest is filled only by its own thread
     // Once `f` is queued it may run, finish, and let the cluster be
     // destroyed while we still look at this processor to wake it: a pusher
     // from outside the cluster registers itself so the destructor waits.
@@ -100,13 +99,19 @@ bool processor::push(fiber* f, bool from_yield) noexcept {
     }
     // Someone else's queue: wake that processor if it sleeps (it inherits a
     // spinner count and finds the thread in its queue), else apply the rule.
-    if (!owner.idlers.wake(idle_, idle_group::wake_as::spinner)) owner.idlers.wake_one();
+    if (!owner.idlers.wake(idle_, idle_group::wake_as::spinner)) {
+        // Its slot may be held by an OS thread between its waits: make
+        // sure the processor's own thread looks at it now and then.
+        if (owner.settings.held_look_ns > 0) owner.idlers.nudge(idle_);
+        owner.idlers.wake_one();
+    }
     return true;
 }
 
 void processor::hand_off(fiber* f) noexcept {
-    // Only this processor's kernel thread writes handoff_seq_ and places
-    // into runnext_: a plain increment suffices.
+    // Only the kernel thread running this processor (its own, or a lender
+    // in its slot while it sleeps) writes handoff_seq_ and places into
+    // runnext_: a plain increment suffices.
     handoff_seq_.store(handoff_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // seq_cst exchange: publishes `f` (acq_rel with a thief's CAS) and is
     // the publication half of the wake rule's Dekker pair.
@@ -118,7 +123,7 @@ void processor::hand_off(fiber* f) noexcept {
         // Go's rule: the newer hand-off runs next, the older one waits its
         // turn in the queue, where idle processors may steal it at once.
         if (!push(previous)) owner.schedule(previous);
-    } else if (!guest_) {  // a guest runs its hand-off itself (nobody can steal it)
+    } else {
         owner.idlers.wake_one_unless_watched();
     }
 }
@@ -196,7 +201,7 @@ fiber* processor::steal_handoff_from(processor& v, std::int64_t now) noexcept {
 fiber* processor::find_work(bool steal_handoffs) noexcept {
     if (fiber* f = take_local()) return f;
     const std::size_t n = owner.processor_count();
-    if (n <= 1 && !guest_) return nullptr;
+    if (n <= 1) return nullptr;
     const std::size_t start = rng_.below(n);  // a cheap per-thief random starting victim
     bool handoffs = false;
     for (std::size_t k = 0; k < n; ++k) {
@@ -241,17 +246,24 @@ bool processor::handoff_pending_elsewhere() const noexcept {
 
 // ---------------------------------------------------------------- waking and idling
 
+// The flag first, then the word (seq_cst both): a lender that holds the
+// slot stores `held` and then loads the flags (processor::lend), so either
+// it sees the flag and gives the slot back (give_back wakes us), or we see
+// `held` and retake the slot. A slot being run (lent) is given back by its
+// lender, which checks the flags between threads.
 void processor::request_retire() noexcept {
     retire_.store(true, std::memory_order_seq_cst);
-    owner.idlers.wake(idle_, idle_group::wake_as::plain);
+    if (!owner.idlers.wake(idle_, idle_group::wake_as::plain)) owner.idlers.retake(idle_);
 }
 
 void processor::request_stop() noexcept {
     stop_.store(true, std::memory_order_seq_cst);
-    owner.idlers.wake(idle_, idle_group::wake_as::plain);
+    if (!owner.idlers.wake(idle_, idle_group::wake_as::plain)) owner.idlers.retake(idle_);
 }
 
 bool processor::asleep() const noexcept { return owner.idlers.asleep(idle_); }
+bool processor::lent() const noexcept { return owner.idlers.lent(idle_); }
+bool processor::dormant() const noexcept { return owner.idlers.dormant(idle_); }
 
 fiber* processor::idle() noexcept {
     const schedule_settings& cfg = owner.settings;
@@ -319,7 +331,7 @@ fiber* processor::idle() noexcept {
             g.sleep_until(idle_, deadline, idle_group::sleep_kind::watching);
         } else {
             note_idle_sleep();  // the watch thread may check for a deadlock
-            g.sleep(idle_);
+            sleep_lendable();
         }
     }
     // Withdraw. Woken as a spinner, we hold the waker's count: with work in
@@ -327,6 +339,32 @@ fiber* processor::idle() noexcept {
     g.withdraw(idle_);
     if (f) g.stop_spinning(idle_);
     return f;
+}
+
+// The plain sleep, during which an OS thread may take the slot (lending.cpp).
+// While it is held, look at the queue now and then (Go's sysmon retake):
+// work queued there while the lender, back in its own code, has not run the
+// slot since the previous look is ours to run, so take the slot back.
+void processor::sleep_lendable() noexcept {
+    idle_group& g = owner.idlers;
+    const auto first = std::chrono::nanoseconds(owner.settings.held_look_ns);
+    auto look = first;
+    std::uint32_t seen = 0;
+    bool have_seen = false;
+    while (!g.sleep(idle_, look)) {
+        // Held for a whole look. relaxed: the epoch is a heuristic (a lender
+        // that resumed meanwhile makes retake fail anyway).
+        const std::uint32_t epoch = lend_epoch_.load(std::memory_order_relaxed);
+        const bool stale = have_seen && epoch == seen;
+        // seq_cst loads: published work is seen (pushes are seq_cst RMWs).
+        const bool waiting = qsize_.load(std::memory_order_seq_cst) != 0 ||
+                             runnext_.load(std::memory_order_seq_cst) != nullptr;
+        if (stale && waiting && g.retake(idle_)) return;  // awake, counted a sleeper: withdraw
+        // Looking finds nothing to do: look less often, up to 16 times the first.
+        look = stale && !waiting ? std::min(2 * look, 16 * first) : first;
+        seen = epoch;
+        have_seen = true;
+    }
 }
 
 void processor::run() noexcept {
@@ -367,8 +405,7 @@ void processor::run() noexcept {
     tls_processor = nullptr;
 }
 
-// Queue retirement, the one place it is done (a retiring processor, above;
-// a guest that stops lending, lending.cpp).
+// Queue retirement, the one place it is done (a retiring processor, above).
 //
 // Invariant: no ready thread is stranded on a closed processor. retired_ is
 // set under qlock_, and push() tests it under qlock_, so a pusher either

@@ -143,6 +143,7 @@ struct schedule_settings {
     std::int64_t handoff_grace_ns;  // how long a hand-off is reserved for its waker's processor
     std::int64_t handoff_watch_ns;  // longest timed sleep of a processor watching hand-offs
     unsigned handoff_streak;        // hand-offs run in a row before the queue gets a turn
+    std::int64_t held_look_ns;      // first look of a processor whose slot is held (0: never)
 };
 
 class processor {
@@ -166,16 +167,18 @@ public:
     void request_retire() noexcept;
     void request_stop() noexcept;
 
-    // Guests (core/src/sched/lending.cpp): a processor object that an OS thread
-    // blocked in park() runs as while it lends its kernel thread to the
-    // cluster. Not in the cluster's slots or idle group (nobody steals from
-    // it or wakes it); it takes pushes only from its own kernel thread, and
-    // only while lending.
-    void make_guest() noexcept;
-    // Runs ready user threads of the cluster on the calling OS thread until
-    // `waiter` has a banked permit or no work is found; then hands whatever
-    // is queued here to the cluster's processors.
-    void lend(context& waiter) noexcept;
+    // Lending the slot (core/src/sched/lending.cpp): an OS thread blocked
+    // in park() that took this processor's slot while its own kernel
+    // thread sleeps (idle_group::take) runs the slot on the calling kernel
+    // thread until `waiter` has a banked permit (then it keeps the slot,
+    // held: true) or finds no work within its spin (then it gives the slot
+    // back: false). Only the slot's taker calls these.
+    bool lend(context& waiter) noexcept;
+    // A held slot: take it back from the lender's side (resume) and give
+    // it back to the processor (no-op if it was retaken meanwhile).
+    void release_hold() noexcept;
+    // A held slot run again by its lender (held -> lent); false if retaken.
+    bool resume_hold() noexcept;
 
     // Switching (called on the fiber's stack).
     [[noreturn]] static void fiber_entry_finish(fiber* self);
@@ -189,6 +192,11 @@ public:
     // below: the fiber it runs).
     std::size_t queue_length() const noexcept { return qsize_.load(std::memory_order_relaxed); }
     bool asleep() const noexcept;
+    // Its slot is lent to (or held by) an OS thread while its own kernel
+    // thread sleeps; its own thread sleeps past its re-check (a lender may
+    // take the slot). Snapshots, for dumps and tests.
+    bool lent() const noexcept;
+    bool dormant() const noexcept;
 
 private:
     friend class cluster_impl;
@@ -205,8 +213,15 @@ private:
     fiber* find_work(bool steal_handoffs) noexcept;
     fiber* idle() noexcept;
     bool handoff_pending_elsewhere() const noexcept;
+    // idle()'s untimed sleep: the slot may be lent meanwhile (lending.cpp).
+    void sleep_lendable() noexcept;
+    // The lender's give-back: the slot is the processor's again (dormant),
+    // and what relied on it being busy is re-checked.
+    void give_back() noexcept;
+    bool leaving() const noexcept {
+        return retire_.load(std::memory_order_seq_cst) || stop_.load(std::memory_order_seq_cst);
+    }
 
-    bool guest_ = false;  // set once, before the guest is first used
     spinlock qlock_{"ready queue"};
     fiber* head_ = nullptr;
     fiber* tail_ = nullptr;
@@ -220,6 +235,9 @@ private:
     unsigned streak_ = 0;                        // hand-offs run in a row
     // This processor in its cluster's idle group (sleep word, spinner count).
     idle_group::member idle_;
+    // Bumped by each lender that takes or resumes the slot; its sleeping
+    // thread compares it between two looks at a held slot.
+    std::atomic<std::uint32_t> lend_epoch_{0};
     std::atomic<bool> retire_{false};
     std::atomic<bool> stop_{false};
     int pin_pu_;
@@ -262,6 +280,9 @@ public:
     // hand-off (it runs next there); otherwise its last processor, or any.
     void make_ready(fiber* f) noexcept;
     void make_ready_traced(fiber* f) noexcept;  // make_ready, recording the trace's wake
+    // make_ready from an OS thread holding a slot of this cluster: onto
+    // that slot's queue; false if it holds none here.
+    bool ready_on_held_slot(fiber* f) noexcept;
     // Makes a fiber ready on its last processor (or any active one).
     void schedule(fiber* f) noexcept;
     void schedule_new(fiber* f) noexcept;
@@ -287,12 +308,11 @@ public:
     const schedule_settings settings;
 
     static constexpr std::size_t max_processors = 256;
-    // Guest processors for OS threads that lend their kernel thread while
-    // blocked (lending.cpp): taken for one lend, returned after it; nullptr
-    // if all are in use.
-    static constexpr std::size_t max_guests = 16;
-    processor* acquire_guest() noexcept;
-    void release_guest(processor* g) noexcept;
+    // For an OS thread that lends its kernel thread while blocked
+    // (lending.cpp): the slot of an active processor whose own kernel
+    // thread sleeps past its re-check, taken (idle_group::take); nullptr
+    // if every processor is awake.
+    processor* take_slot() noexcept;
     processor* active_at(std::size_t i) const noexcept {
         return slots_[i].load(std::memory_order_acquire);
     }
@@ -319,22 +339,25 @@ private:
     bool pin_;
     std::atomic<std::size_t> live_{0};
     std::atomic<context*> shutdown_waiter_{nullptr};
-    // Guests, made on first use (guest_made_ grows with release, under
-    // guest_busy_'s claim of the slot) and freed with the cluster.
-    std::unique_ptr<processor> guests_[max_guests];
-    std::atomic<bool> guest_busy_[max_guests] = {};
 };
 processor* current_processor() noexcept;
 // The user thread running on this kernel thread, or nullptr (an OS thread).
 fiber* current_fiber() noexcept;
 // The calling OS thread's yield hook (set_yield_hook), if any (context.cpp).
 void run_yield_hook() noexcept;
-// Sets what current_processor() returns on this kernel thread (a guest).
+// Sets what current_processor() returns on this kernel thread (a lender
+// running a processor's slot).
 void set_current_processor(processor* p) noexcept;
 // park() on an OS thread, before it spins and sleeps: if the thread lends
 // its kernel thread (troupe::lend_while_blocked), runs ready user threads of
-// that cluster until `self` has a banked permit or nothing is ready.
+// that cluster in a processor's slot (the one it holds, else one whose
+// processor sleeps) until `self` has a banked permit or nothing is ready.
 void lend_kernel_thread(context& self) noexcept;
+// The slot this OS thread holds between its waits (lending.cpp), or nullptr.
+processor* held_slot() noexcept;
+// The OS thread's park spin limit (set_park_spin_policy's max_spins): how
+// long a lender spins in a slot with no work before it gives it back.
+int park_spin_limit() noexcept;
 // The cluster this OS thread lends itself to (the innermost live
 // troupe::lend_while_blocked), or nullptr.
 cluster_impl* lending_to() noexcept;

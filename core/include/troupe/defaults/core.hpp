@@ -42,6 +42,15 @@ inline constexpr std::chrono::microseconds handoff_grace{20};
 /// have to steal (the waker keeps computing); it doubles from the grace.
 inline constexpr std::chrono::microseconds handoff_watch_max{1000};
 
+/// A processor whose slot an OS thread holds between its waits
+/// (lend_while_blocked) looks at its queue after this long asleep, doubling
+/// up to 16 times this while nothing is left waiting there: work queued on
+/// a slot its lender has not run for a whole look makes the processor's own
+/// thread take the slot back (Go's sysmon retaking a P), so such work waits
+/// about 2 to 32 ms at most, and a held slot costs its sleeping thread a
+/// wake-up per look.
+inline constexpr std::chrono::microseconds held_slot_look{1000};
+
 /// Hand-offs a processor runs in a row before its queue gets a turn (so a
 /// ping-ponging pair cannot starve the threads queued behind it).
 inline constexpr unsigned handoff_streak = 64;

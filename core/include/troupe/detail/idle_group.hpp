@@ -47,9 +47,12 @@ public:
 
     private:
         friend class idle_group;
-        // awake -> asleep: the member (announce_idle). asleep -> awake or
-        // woken_spinning: a waker (CAS, then futex wake). Anything -> awake:
-        // the member (withdraw, exchange).
+        // awake -> asleep: the member (announce_idle). asleep -> dormant:
+        // the member, past its re-check (sleep). asleep or dormant -> awake
+        // or woken_spinning: a waker (CAS, then futex wake). dormant -> lent
+        // -> held -> lent -> dormant: a lender (take, hold, resume,
+        // give_back); held -> awake: retake. Anything -> awake: the member
+        // (withdraw, exchange), only after sleep returned or instead of it.
         std::atomic<std::uint32_t> word_{0};
         bool counted_ = false;  // in spinners_ (own thread only)
         // Dropped its spinner count in announce_idle and has not slept or
@@ -60,6 +63,9 @@ public:
         // nullptr: a kernel thread sleeping on word_'s futex.
         context* ctx_ = nullptr;
         bool slept_ = false;  // a user-thread member parked since it announced
+        // Its thread sleeps in timed looks at a lent or held slot (sleep()
+        // with held_look): written by it, read by nudge().
+        std::atomic<bool> looking_{false};
     };
 
     /// What a spinner count promises. `finds_work`: spinners carry the duty
@@ -120,9 +126,16 @@ public:
     /// call stop_spinning() if the re-check found work. Nothrow.
     void announce_idle(member& m) noexcept;
     /// Blocks the calling kernel thread on `m`'s futex word until a waker
-    /// wakes it (spurious futex returns sleep again). After announce_idle,
-    /// by `m`'s own thread. Returns true. Nothrow.
-    bool sleep(member& m) noexcept;
+    /// wakes it (spurious futex returns sleep again). After announce_idle
+    /// and a re-check that found nothing, by `m`'s own thread: the member
+    /// is dormant from here (a lender may take its slot: take) and keeps
+    /// sleeping while the slot is lent or held. Returns true when woken
+    /// (also at once if a waker came first). With a nonzero `held_look`, a
+    /// kernel-thread member whose slot is lent or held wakes after that
+    /// long and returns false if the slot is held then (still announced and
+    /// counted as looking: call sleep() again with a nonzero held_look, or
+    /// retake() the slot). Nothrow.
+    bool sleep(member& m, std::chrono::nanoseconds held_look = {}) noexcept;
     /// As sleep(), but returns at `deadline` (steady clock) at the latest:
     /// true if woken, false if the time ran out. `watching` counts `m` as a
     /// watcher while it sleeps. Nothrow.
@@ -152,6 +165,49 @@ public:
     /// True if one was woken. Nothrow.
     bool wake_another(const member& self) noexcept;
 
+    // ------------------------------------------------------------ lending a member's slot
+    // A kernel-thread member asleep past its re-check (dormant) may have
+    // its slot taken by another kernel thread (core's lend_while_blocked:
+    // an OS thread runs the processor's user threads in its place, as Go's
+    // M takes a P). While the slot is lent or held the member's own thread
+    // stays asleep on its word (no waker can wake it: wake() fails), and
+    // the member counts as neither asleep nor spinning: for the wake rule
+    // it is busy. The lender runs the member's side of the protocol in its
+    // place; the member's own fields are the lender's until it gives the
+    // slot back.
+
+    /// Takes a dormant member's slot: true if it was dormant (sleepers -=
+    /// 1: it is busy now). By the lender; nothrow.
+    bool take(member& m) noexcept;
+    /// The lender stops running the slot but keeps it (it returns to its
+    /// own code between waits): lent -> held. Nothrow.
+    void hold(member& m) noexcept;
+    /// The lender runs the slot again: held -> lent; false if it was
+    /// retaken meanwhile. Nothrow.
+    bool resume(member& m) noexcept;
+    /// The lender gives a lent slot back: sleepers += 1, then word =
+    /// dormant (both seq_cst, as announce_idle). The caller must then
+    /// re-check the work that relied on the slot being busy (its queue)
+    /// and wake the member if there is some. Nothrow.
+    void give_back(member& m) noexcept;
+    /// Anyone: wakes the member's own thread out of a held slot (held ->
+    /// awake, plain), for work only that thread may do (retiring). True if
+    /// this call took it back. Nothrow.
+    bool retake(member& m) noexcept;
+    /// Work was queued on `m`'s lent or held slot: if its thread is not
+    /// already looking at the slot now and then (sleep() with held_look),
+    /// wake it so that it starts to (it sleeps on, timed). Anyone; nothrow.
+    void nudge(member& m) noexcept;
+    /// `m`'s slot is lent or held (a snapshot).
+    bool lent(const member& m) const noexcept {
+        const std::uint32_t w = m.word_.load(std::memory_order_seq_cst);
+        return w == lent_ || w == held_;
+    }
+    /// `m` sleeps past its re-check: take() would succeed now (a snapshot).
+    bool dormant(const member& m) const noexcept {
+        return m.word_.load(std::memory_order_seq_cst) == dormant_;
+    }
+
     // ------------------------------------------------------------ observers
     /// Some member is announced idle (seq_cst load: a Dekker partner of
     /// announce_idle for callers that published work before it).
@@ -161,15 +217,27 @@ public:
     int sleepers() const noexcept { return sleepers_.load(std::memory_order_seq_cst); }
     int spinners() const noexcept { return spinners_.load(std::memory_order_seq_cst); }
     int watchers() const noexcept { return watchers_.load(std::memory_order_seq_cst); }
-    /// `m` is announced asleep and no waker has woken it yet.
+    /// `m` is announced asleep and no waker has woken it yet (its slot is
+    /// not lent).
     bool asleep(const member& m) const noexcept {
-        return m.word_.load(std::memory_order_seq_cst) == asleep_;
+        const std::uint32_t w = m.word_.load(std::memory_order_seq_cst);
+        return w == asleep_ || w == dormant_;
     }
     /// How many members are asleep (a snapshot).
     std::size_t members_asleep() const noexcept;
 
 private:
-    enum : std::uint32_t { awake_ = 0, asleep_ = 1, woken_spinning_ = 2 };
+    // dormant: asleep past the re-check (only then may a lender take the
+    // slot: the member touches none of its fields until woken). lent: a
+    // lender runs the slot; held: a lender keeps it between its waits.
+    enum : std::uint32_t {
+        awake_ = 0,
+        asleep_ = 1,
+        woken_spinning_ = 2,
+        dormant_ = 3,
+        lent_ = 4,
+        held_ = 5
+    };
 
     void count_spinner(member& m) noexcept;
     void drop_spinner(member& m) noexcept;
