@@ -270,13 +270,14 @@ void worker::process(mailbox& mb) {
     if (deferred_) [[unlikely]]
         settle_deferred_wake();
     if (tracing) [[unlikely]]
-        trace::batch_end(mb.index, n, trace_t0, exec.user_threads);
+        trace::batch_end(mb.index, n + stack_delivered_, trace_t0, exec.user_threads);
     // The mailboxes this batch held for its new actors (depth_first.cpp):
     // after the flush, for the same reason as ours below. Ours is not ours
     // any more if the batch gave it back (give_back_batch).
     if (depth_stamp_ != 0) [[unlikely]] {
         release_claims(nullptr);
         depth_stamp_ = 0;
+        stack_delivered_ = 0;
         if (std::exchange(batch_given_back_, false)) {
             local_->reclaim(n);
             return;
@@ -369,6 +370,7 @@ void worker::run_depth_first() {
 #endif
         --worker_access::stacked(*e.receiver);
         ++depth_serial_;
+        ++stack_delivered_;
         depth_group_base_ = depth_stack_.size();
         deliver(e);
         reverse_depth_group();

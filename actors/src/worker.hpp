@@ -389,6 +389,10 @@ private:
     std::vector<mailbox*> claims_;
     std::unique_ptr<std::uint64_t[]> claim_stamp_;
     bool from_stack_ = false;
+    // Deliveries from the stack in the batch in process, for the execution
+    // trace's message count (reset at the end of every batch that created
+    // actors: only such a batch delivers from the stack).
+    std::uint32_t stack_delivered_ = 0;
     // The rest of the batch waits in spare_ (local_ is empty) while the
     // delivery that first pushed onto the stack finishes; local_budget_
     // is 0 meanwhile, its value in held_budget_.
