@@ -38,6 +38,8 @@ worker::~worker() {
 }
 
 void worker::start() {
+    // User-thread workers share processors, which a nap would not free.
+    nap_eligible_ = exec.stealing && !exec.user_threads && exec.workers.size() >= 2;
     if (exec.stealing) {
         victim_context c;
         c.self = index;
@@ -190,10 +192,21 @@ void worker::loop() {
 // Gulps mb and processes the batch; false if there was nothing to take.
 bool worker::take(mailbox& mb) {
     if (!gulp(mb)) return false;
+    const std::uint32_t n = local_->size();
     // A big batch means work is piling up here: if somebody is parked and
     // nobody is looking for work, let one help.
-    if (local_->size() >= defaults::actors::helper_wake_batch && exec.stealing) maybe_wake_helper();
+    if (n >= defaults::actors::helper_wake_batch && exec.stealing) maybe_wake_helper();
     process(mb);
+    // Napping's count of this worker's batches, and every nap_window
+    // deliveries (fewer after a nap) its look (parking.cpp). A worker of a
+    // system where nobody naps (one worker, no stealing, user threads)
+    // pays one test per batch.
+    if (nap_eligible_) [[unlikely]] {
+        win_msgs_ += n;
+        ++win_gulps_;
+        if (win_msgs_ >= nap_look_at_) [[unlikely]]
+            look_at_crossings();
+    }
     return true;
 }
 

@@ -244,7 +244,10 @@ workers_view look_at_workers(executor& ex) {
             if (const dispatch_names* d = trampoline_names(w.running_fn()))
                 s += "; latest delivery: " + message_of(d) + " to a " + user_type_name(d->actor);
         } else {
-            s += w.dozing.load(std::memory_order_relaxed) ? "idle (asleep)" : "idle";
+            if (w.napping.load(std::memory_order_relaxed))
+                s += "idle (napping: its batches handed most of their sends to other workers, "
+                     "which run its mailboxes meanwhile)";
+            else s += w.dozing.load(std::memory_order_relaxed) ? "idle (asleep)" : "idle";
         }
         v.lines.push_back(std::move(s));
     }

@@ -1,6 +1,7 @@
 // An idle worker: the announce-and-recheck park, the timed sleep while a
 // behaviour elsewhere may block its worker, and adoption (awake workers
 // scanning the mailboxes of dozing ones). Stealing proper is steal.cpp's.
+#include <algorithm>
 #include <chrono>
 
 #include "executor.hpp"
@@ -39,6 +40,11 @@ bool worker::park_idle() noexcept {
         exec.notify_if_done();  // the announcement's RMW ordered our counts before this
         if (!exec.shutdown.load(std::memory_order_seq_cst)) {
             count(stats.parks);
+            // Once we sleep, we adopt nobody's range: a napper gets up (the
+            // Dekker pair with nap(): our announcement, then this load).
+            for (auto& w : exec.workers)
+                if (w.get() != this && w->napping.load(std::memory_order_seq_cst))
+                    (void)exec.wake(w->index);
             idle_sleeping();  // the idle pollers' last word before we stop polling
             // (A user-thread worker parks its user thread in either call,
             // idle_group::bind_context.)
@@ -190,6 +196,77 @@ void worker::maybe_wake_helper() noexcept {
     if (!exec.any_parked()) return;
     if (exec.any_spinning()) return;
     exec.wake_helper(index);
+}
+
+// Napping. A worker whose batches are short and hand most of what they
+// send to mailboxes of other workers' ranges (a hand-off chain or a
+// server and its clients whose actors straddle two ranges: Savina's
+// philosopher, concdict, chameneos, logmap) gains nothing from its core:
+// every step crosses cores, moving the mailbox, the actor and the message
+// between caches (100-200 ns a step here, against 40-60 ns for the whole
+// step on one core), and the two workers' appends and gulps contend on the
+// same mailbox locks. Parking would not happen: work keeps arriving. So
+// such a worker naps: it announces itself idle (dozing, as for a park) for
+// a bounded time, during which senders do not wake it and the awake
+// workers run its mailboxes as their own (adopt_dozing), and the pattern
+// runs on one core. After the nap it looks again over a shorter window;
+// a pattern that persists naps again for twice as long (up to
+// nap_first << nap_doublings), one that changed resets the period.
+//
+// Why nothing waits long: a napper's range is adopted while some other
+// worker is awake, and a worker that parks wakes every napper first (the
+// Dekker pair below); real parallel work wakes it as it wakes a parked
+// worker (a helper wake for a big batch, a thief's victim wake, an
+// external send). Beyond that, the nap is bounded: its own timer ends it.
+// The worst case is one period of lost parallelism, never a lost envelope.
+void worker::look_at_crossings() noexcept {
+    if (should_nap()) nap();
+    else nap_level_ = 0;
+    win_msgs_ = win_gulps_ = win_cross_ = 0;
+    nap_look_at_ = nap_level_ ? defaults::actors::nap_window_after : defaults::actors::nap_window;
+}
+
+bool worker::should_nap() const noexcept {
+    // Most sends crossed, and the batches were short (a long batch is
+    // work a core is needed for).
+    if (win_cross_ * 2 < win_msgs_ ||
+        win_msgs_ >= defaults::actors::nap_max_batch_average * win_gulps_)
+        return false;
+    // Someone else is awake to adopt our range (a hint here; nap() checks
+    // again after its announcement).
+    for (const auto& w : exec.workers)
+        if (w.get() != this && !w->dozing.load(std::memory_order_relaxed)) return true;
+    return false;
+}
+
+void worker::nap() noexcept {
+    idle_group& g = exec.idle_;
+    // As in park_idle: dozing before the announcement.
+    dozing.store(true, std::memory_order_relaxed);
+    g.stop_spinning(idle_);
+    g.announce_idle(idle_);
+    // After the announcement: a worker that parks and reads `napping` set
+    // finds us announced, so its wake reaches us. Dekker pair with
+    // park_idle (its announcement, then its seq_cst load of `napping`):
+    // either it sees us napping and wakes us, or we see it announced below
+    // and do not nap.
+    napping.store(true, std::memory_order_seq_cst);
+    bool adopter = false;
+    for (const auto& w : exec.workers)
+        if (w.get() != this && !g.asleep(w->idle_member())) adopter = true;
+    if (adopter && !exec.shutdown.load(std::memory_order_seq_cst)) {
+        // What waits in our range now is the adopters' to take (an
+        // exchange, as a sender's: they see our range's appends).
+        adoptable.exchange(true, std::memory_order_acq_rel);
+        count(stats.naps);
+        const auto period = defaults::actors::nap_first * (1u << nap_level_);
+        if (nap_level_ < defaults::actors::nap_doublings) ++nap_level_;
+        (void)g.sleep_until(idle_, std::chrono::steady_clock::now() + period);
+    }
+    napping.store(false, std::memory_order_seq_cst);
+    g.withdraw(idle_);
+    dozing.store(false, std::memory_order_relaxed);
+    adoptable.store(false, std::memory_order_relaxed);  // we scan our range ourselves now
 }
 
 }  // namespace troupe::detail

@@ -26,19 +26,29 @@ void worker::deliver_to_mailbox(mailbox& d, const envelope* e, std::uint32_t n) 
 void worker::after_send_to_sleeper(mailbox& d) noexcept {
     if (d.exec == &exec) {
         const std::size_t o = d.owner.load(std::memory_order_acquire);
+        // Our own mailbox: we are awake and scan it before we could park
+        // (the hint is stale only inside a thief's swap, and the thief is
+        // awake and scans what it took). Waking ourselves would cost a
+        // look at our own sleep word on every send while another worker
+        // is parked.
+        if (o == index) return;
         worker& owner = *exec.workers[o];
-        if (o != index) {
-            // An adopter that takes the flag (acquire) sees our append (an
-            // exchange: it continues the release sequence of other setters).
-            owner.adoptable.exchange(true, std::memory_order_acq_rel);
-            // seq_cst load of o's sleep word: announced asleep and not yet
-            // woken by anyone. Its `dozing` store came before that
-            // announcement, so from here on we read dozing == true until o
-            // withdraws (the guarantee settle_deferred_wake needs).
-            if (may_defer_wake_ && deferred_ == nullptr && exec.idle_.asleep(owner.idle_member())) {
-                deferred_ = &d;
-                return;
-            }
+        // An adopter that takes the flag (acquire) sees our append (an
+        // exchange: it continues the release sequence of other setters).
+        owner.adoptable.exchange(true, std::memory_order_acq_rel);
+        // A napping owner is not woken: the awake workers adopt its range
+        // (parking.cpp, "Napping"), and its nap is bounded. seq_cst: read
+        // after our sleepers check saw its announcement, so a napper that
+        // has since withdrawn reads as not napping here (it cleared the
+        // flag before withdrawing) and is woken below if it parks again.
+        if (owner.napping.load(std::memory_order_seq_cst)) return;
+        // seq_cst load of o's sleep word: announced asleep and not yet
+        // woken by anyone. Its `dozing` store came before that
+        // announcement, so from here on we read dozing == true until o
+        // withdraws (the guarantee settle_deferred_wake needs).
+        if (may_defer_wake_ && deferred_ == nullptr && exec.idle_.asleep(owner.idle_member())) {
+            deferred_ = &d;
+            return;
         }
     }
     wake_owner(d);
@@ -67,7 +77,18 @@ void worker::after_send_to_sleeper(mailbox& d) noexcept {
 // and scans the mailbox it took and wakes the victim it gave one to.)
 void worker::settle_deferred_wake() noexcept {
     mailbox& m = *std::exchange(deferred_, nullptr);
+    // A chain running through a sleeper's range settles here at every hop
+    // into that range, and the look (two dependent loads per mailbox of
+    // two ranges) would cost more than the hop: a dry verdict is trusted
+    // for the next dry_trust_hops settles. A wrong guess leaves the owner
+    // asleep for at most that many hops of ours.
+    if (dry_trust_ != 0) {
+        --dry_trust_;
+        count(stats.wakes_taken_over);
+        return;
+    }
     if (about_to_run_dry(&m)) {
+        dry_trust_ = dry_trust_hops;
         count(stats.wakes_taken_over);
         return;
     }
@@ -118,6 +139,8 @@ void worker::flush_stages() {
     if (pipe_count_ == 1 && touched_.empty()) {
         const envelope& e = pipeline_[(pipe_head_ + pipeline_size - 1) % pipeline_size];
         mailbox* d = worker_access::box(*e.receiver);
+        // Sends that cross, for napping (parking.cpp): relaxed, a hint.
+        if (nap_eligible_ && d->owner.load(std::memory_order_relaxed) != index) ++win_cross_;
 #if defined(TROUPE_STATISTICS)
         if (d->exec == &exec && d->owner.load(std::memory_order_relaxed) != index)
             count(stats.crossed, 1);
@@ -134,11 +157,12 @@ void worker::flush_stages() {
     for (std::uint32_t idx : touched_) {
         copy_queue& s = stages_[idx];
         const std::uint32_t n = s.size();
-#if defined(TROUPE_STATISTICS)
-        // relaxed: a hint (the owner as of now), good enough to count.
-        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index)
+        // relaxed: a hint (the owner as of now), good enough to count (for
+        // napping, and in statistics builds).
+        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index) {
+            win_cross_ += n;
             count(stats.crossed, n);
-#endif
+        }
         // May exchange s's array with the mailbox's (a burst is not copied).
         if (append_locked_and_check(exec.mailboxes[idx], s)) [[unlikely]]
             after_send_to_sleeper(exec.mailboxes[idx]);

@@ -31,7 +31,8 @@ actor_statistics executor::statistics() const {
         {&S::parks, &C::parks},
         {&S::adopted_gulps, &C::adopted},
         {&S::wakes_taken_over, &C::wakes_taken_over},
-        {&S::long_batch_flushes, &C::long_batch_flushes}};
+        {&S::long_batch_flushes, &C::long_batch_flushes},
+        {&S::naps, &C::naps}};
     for (auto& w : workers) {
         s.actors_created += w->created.load(std::memory_order_relaxed);
         for (const auto& [field, counter] : sums)
@@ -65,7 +66,8 @@ std::ostream& operator<<(std::ostream& os, [[maybe_unused]] const actor_statisti
        << "  idle parks:             " << s.parks << '\n'
        << "  parked workers' work:   " << s.adopted_gulps << " gulps by awake workers, "
        << s.wakes_taken_over << " wakes taken over by the sender\n"
-       << "  long batches' flushes:  " << s.long_batch_flushes << '\n';
+       << "  long batches' flushes:  " << s.long_batch_flushes << '\n'
+       << "  naps:                   " << s.naps << '\n';
     return os;
 #endif
 }

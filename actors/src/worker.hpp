@@ -64,7 +64,7 @@ inline void count(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 struct worker_counters {
     std::atomic<std::uint64_t> created{0}, sent{0}, crossed{0}, received{0}, gulps{0}, gulped{0},
         missed{0}, steal_attempts{0}, no_candidate{0}, failed_swaps{0}, steals{0}, stolen{0},
-        parks{0}, adopted{0}, wakes_taken_over{0}, long_batch_flushes{0};
+        parks{0}, adopted{0}, wakes_taken_over{0}, long_batch_flushes{0}, naps{0};
 };
 
 // Private-member access for the executor (see troupe::actor / message).
@@ -246,6 +246,11 @@ public:
     // cleared by this worker when it runs again. So adopters scan a dozing
     // worker's range only when something may wait there, not on every pass.
     std::atomic<bool> adoptable{false};
+    // Set (seq_cst, after its announcement) while this worker naps
+    // (parking.cpp): announced idle for a bounded time while the awake
+    // workers run its mailboxes by adoption. Senders do not wake a napper
+    // (after_send_to_sleeper); a worker that parks does (park_idle).
+    std::atomic<bool> napping{false};
     // User-thread workers: the request scope of the behaviour running on
     // this worker while it is switched out (the hooks swap it with the
     // kernel thread's, like tls_worker).
@@ -296,6 +301,9 @@ private:
     [[gnu::always_inline]] inline void deliver(const envelope& e);
     void end_actor(actor & a, allocation how);
     bool park_idle() noexcept;
+    void look_at_crossings() noexcept;
+    bool should_nap() const noexcept;
+    void nap() noexcept;
     bool take(mailbox & mb);
     unsigned adopt_dozing();
     void after_send_to_sleeper(mailbox & d) noexcept;
@@ -348,6 +356,16 @@ private:
     // mailbox per flush, in deferred_).
     bool may_defer_wake_ = false;
     mailbox* deferred_ = nullptr;
+    // settle_deferred_wake: settles left that trust the latest dry verdict.
+    static constexpr std::uint32_t dry_trust_hops = 15;
+    std::uint32_t dry_trust_ = 0;
+    // Napping (parking.cpp): this worker's deliveries, gulps and sends to
+    // other workers' mailboxes since its last look, and its naps in a row.
+    // nap_eligible_: this system's workers may nap (set by start()); the
+    // count of deliveries at which the next look is due.
+    bool nap_eligible_ = false;
+    std::uint32_t win_msgs_ = 0, win_gulps_ = 0, win_cross_ = 0, nap_level_ = 0;
+    std::uint32_t nap_look_at_ = defaults::actors::nap_window;
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
     // Depth-first order (depth_first.cpp): 0 while this batch has created

@@ -46,6 +46,10 @@ struct actor_statistics {
     /// Flushes of a batch's staged sends before its end, because the batch
     /// had run long (a pipeline's next stage may then run elsewhere).
     std::uint64_t long_batch_flushes = 0;
+    /// Naps: a worker whose short batches sent mostly to other workers'
+    /// mailboxes left its mailboxes to the awake workers for a while
+    /// (docs/actors.md, "Napping").
+    std::uint64_t naps = 0;
 
     double average_gulp() const noexcept {
         return gulps ? static_cast<double>(gulped_messages) / static_cast<double>(gulps) : 0.0;

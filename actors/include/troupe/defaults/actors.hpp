@@ -102,6 +102,20 @@ inline constexpr std::uint32_t long_batch_flush_check = 32;
 /// for work to steal. An idle system parks without a timeout.
 inline constexpr std::chrono::microseconds busy_park_period{2000};
 
+/// Napping (docs/actors.md, "Napping"): every this many deliveries a
+/// worker looks at what its batches sent. If at least half went to other
+/// workers' mailboxes and its batches averaged fewer than
+/// `nap_max_batch_average` messages, and another worker is awake, it naps
+/// (announced idle, not woken by senders, its mailboxes run by the awake
+/// workers) for `nap_first`, then looks again after `nap_window_after`
+/// deliveries and naps twice as long while the pattern lasts, up to
+/// `nap_first << nap_doublings`.
+inline constexpr std::uint32_t nap_window = 4096;
+inline constexpr std::uint32_t nap_window_after = 128;
+inline constexpr std::uint32_t nap_max_batch_average = 4;
+inline constexpr std::chrono::microseconds nap_first{250};
+inline constexpr unsigned nap_doublings = 5;
+
 /// Empty passes (with a pause between them) an idle worker makes before it
 /// parks on a futex. Bounds idle CPU use; a wake costs a futex round trip.
 inline constexpr unsigned idle_passes_before_park = 2048;
