@@ -149,6 +149,10 @@ void worker::flush_stages() {
         pipe_count_ = 0;
         return;
     }
+    // A flush of more than one message (a fan-out, a burst) is work to
+    // share: the next deferred wake looks again (settle_deferred_wake's
+    // trust ends).
+    dry_trust_ = 0;
     // One entry at a time: stage() is strong, so if it throws (a growth
     // failed) the entries staged so far have left the pipeline and the
     // rest are still in it, in order: nothing is staged twice.
