@@ -1,7 +1,6 @@
 // An idle worker: the announce-and-recheck park, the timed sleep while a
 // behaviour elsewhere may block its worker, and adoption (awake workers
 // scanning the mailboxes of dozing ones). Stealing proper is steal.cpp's.
-#include <algorithm>
 #include <chrono>
 
 #include "executor.hpp"

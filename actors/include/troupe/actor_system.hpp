@@ -166,8 +166,9 @@ public:
     std::size_t mailboxes() const noexcept;
     /// Actors created and not finished (a snapshot).
     std::size_t live_actors() const noexcept;
-    /// Workers parked on their futex right now (a snapshot; an idle system
-    /// eventually has all of them parked).
+    /// Workers parked on their futex right now, napping ones included
+    /// (docs/actors.md, "Napping"; a snapshot; an idle system eventually
+    /// has all of them parked).
     std::size_t parked_workers() const noexcept;
     /// Counters so far (final after stop); zero without -Dstatistics=true
     /// (`actor_statistics::built_in` says which; printing them then says
