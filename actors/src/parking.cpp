@@ -189,12 +189,23 @@ unsigned worker::adopt_dozing() {
     return busy;
 }
 
-void worker::maybe_wake_helper() noexcept {
+void worker::maybe_wake_helper(bool nappers_too) noexcept {
     // Somebody is parked while nobody is looking for work: let one parked
     // worker try to steal.
     if (!exec.any_parked()) return;
     if (exec.any_spinning()) return;
+    if (!nappers_too && !parked_not_napping()) return;
     exec.wake_helper(index);
+}
+
+// Whether another worker is announced asleep without napping (relaxed
+// napping loads: a hint for a helper wake).
+bool worker::parked_not_napping() const noexcept {
+    for (const auto& w : exec.workers)
+        if (w.get() != this && !w->napping.load(std::memory_order_relaxed) &&
+            exec.idle_.asleep(w->idle_member()))
+            return true;
+    return false;
 }
 
 // Napping. A worker whose batches are short and hand most of what they

@@ -312,7 +312,9 @@ private:
     bool stealable_work() const noexcept;
     bool another_in_batch() const noexcept;
     bool another_outside_batch() const noexcept;
-    void maybe_wake_helper() noexcept;
+    // nappers_too: a napping worker may be the one woken (see take()).
+    void maybe_wake_helper(bool nappers_too = true) noexcept;
+    bool parked_not_napping() const noexcept;
     // steal.cpp
     bool try_steal() noexcept;
     bool steal_from(std::size_t v) noexcept;
