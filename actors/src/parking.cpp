@@ -271,6 +271,7 @@ void worker::nap() noexcept {
         count(stats.naps);
         const auto period = defaults::actors::nap_first * (1u << nap_level_);
         if (nap_level_ < defaults::actors::nap_doublings) ++nap_level_;
+        idle_sleeping();  // as park_idle: the idle pollers hear we stop polling
         (void)g.sleep_until(idle_, std::chrono::steady_clock::now() + period);
     }
     napping.store(false, std::memory_order_seq_cst);
