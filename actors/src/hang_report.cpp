@@ -262,7 +262,9 @@ workers_view look_at_workers(executor& ex) {
     std::vector<std::size_t> edge(n, none);
     for (std::size_t i = 0; i < n; ++i) {
         const look& l = looks[i];
-        if (!l.blocked || !l.on_ask || l.ask.deadline || l.reply->available()) continue;
+        // still_waiting reads the reply under a new pin: once the wait ends,
+        // the future (on the behaviour's stack) may be gone.
+        if (!l.blocked || !l.on_ask || l.ask.deadline || !still_waiting(l)) continue;
         // An actor of another system (or of none) is not followed: other
         // workers may run it.
         if (!l.ask.target_box || l.ask.target_box->exec != &ex) continue;
