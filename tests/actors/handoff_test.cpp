@@ -189,64 +189,68 @@ void client::ask() { *srv | req; }
 
 namespace {
 
-// The napping case below: `n` clients of one server, spread over both
-// workers' ranges (kernel-thread workers: user-thread workers do not nap).
-// Returns after checking that the server served every request.
-void run_clients(int n, long rounds, std::size_t queues, long& received, long& crossed,
-                 bool& napped) {
-    troupe_test::leak_check no_leaks;
-    troupe::actor_system_config cfg;
-    cfg.workers = 2;
-    cfg.queues_per_worker = queues;
-    cfg.placement = troupe::external_placement::spread;  // clients over both ranges
-    cfg.threads = troupe::worker_threads::kernel;
-    troupe::actor_system sys{cfg};
-    server srv;
-    std::vector<client> clients(static_cast<std::size_t>(n));
-    std::vector<answer> answers(static_cast<std::size_t>(n));
-    std::atomic<int> finished{0};
-    for (int i = 0; i < n; ++i) {
-        clients[i].srv = &srv;
-        clients[i].left = rounds;
-        clients[i].ans = &answers[i];
-        clients[i].finished = &finished;
-        clients[i].req.who = &clients[i];
-    }
-    for (auto& c : clients) c.ask();
-    troupe_test::wait_until([&] { return finished.load(std::memory_order_acquire) == n; });
-    for (auto& c : clients) c | troupe::finished_msg;
-    srv | troupe::finished_msg;
-    sys.stop();
-    CHECK(srv.served == n * rounds);
-    for (int i = 0; i < n; ++i) {
-        CHECK(clients[i].received == rounds);
-        received += clients[i].received;
-        crossed += clients[i].crossed;
-    }
-    if constexpr (troupe::actor_statistics::built_in) napped = sys.statistics().naps > 0;
+// The napping cases below: `n` clients of one server, `rounds` requests
+// each, spread over both workers' ranges (`queues` mailboxes per worker;
+// kernel-thread workers: user-thread workers do not nap). Checks that the
+// server served every request and that under a tenth of the answers
+// crossed workers.
+//
+// Both workers always have clients to run, so neither parks: without
+// napping every answer to a client in the other worker's range crosses. A
+// worker whose batches mostly send to the other's mailboxes naps and
+// leaves them to the other, which runs server and clients alike. Under a
+// sanitizer every step costs 5-20x more while a nap lasts as long, so the
+// awake looks between naps take most of the (scaled down) run: there the
+// test checks the deliveries and, above all, lets the sanitizers see the
+// napping code; the share is checked in release builds.
+void check_clients(int n, long rounds, std::size_t queues) {
+    long received = 0, crossed = 0;
+    bool napped = true;
+    {
+        troupe_test::leak_check no_leaks;
+        troupe::actor_system_config cfg;
+        cfg.workers = 2;
+        cfg.queues_per_worker = queues;
+        cfg.placement = troupe::external_placement::spread;  // clients over both ranges
+        cfg.threads = troupe::worker_threads::kernel;
+        troupe::actor_system sys{cfg};
+        server srv;
+        std::vector<client> clients(static_cast<std::size_t>(n));
+        std::vector<answer> answers(static_cast<std::size_t>(n));
+        std::atomic<int> finished{0};
+        for (int i = 0; i < n; ++i) {
+            clients[i].srv = &srv;
+            clients[i].left = rounds;
+            clients[i].ans = &answers[i];
+            clients[i].finished = &finished;
+            clients[i].req.who = &clients[i];
+        }
+        for (auto& c : clients) c.ask();
+        troupe_test::wait_until([&] { return finished.load(std::memory_order_acquire) == n; });
+        for (auto& c : clients) c | troupe::finished_msg;
+        srv | troupe::finished_msg;
+        sys.stop();
+        CHECK(srv.served == n * rounds);
+        for (int i = 0; i < n; ++i) {
+            CHECK(clients[i].received == rounds);
+            received += clients[i].received;
+            crossed += clients[i].crossed;
+        }
+        if constexpr (troupe::actor_statistics::built_in) napped = sys.statistics().naps > 0;
+    }  // the leak check (the report below allocates)
+    MESSAGE("answers that crossed workers: " << crossed << " of " << received);
+    if constexpr (!troupe_test::sanitized) CHECK(crossed * 10 < received);
+    CHECK(napped);
 }
 
 }  // namespace
 
 TEST_CASE("clients of a server whose answers cross to the other worker end up beside it") {
     troupe_test::watchdog wd{"hand-off naps"};
-    long received = 0, crossed = 0;
-    bool napped = true;
-    run_clients(20, scaled(50000L), 16, received, crossed, napped);
-    // Both workers always have clients to run, so neither parks: without
-    // napping every answer to a client in the other worker's range crosses
-    // (17-62% of them in release runs before napping, depending on where
-    // steals moved the mailboxes). A worker whose batches mostly send to
-    // the other's mailboxes naps and leaves them to the other, which runs
-    // server and clients alike (1-4% crossed in release runs).
-    // Under a sanitizer every step costs 5-20x more while a nap lasts as
-    // long, so the awake looks between naps take most of the (scaled
-    // down) run: there the test checks the deliveries and, above all,
-    // lets the sanitizers see the napping code; the share is checked in
-    // release builds.
-    MESSAGE("answers that crossed workers: " << crossed << " of " << received);
-    if constexpr (!troupe_test::sanitized) CHECK(crossed * 10 < received);
-    CHECK(napped);
+    // 20 clients: 17-62% of the answers crossed workers in release runs
+    // before napping (depending on where steals moved the mailboxes),
+    // 0.4-4% with it.
+    check_clients(20, scaled(50000L), 16);
 }
 
 TEST_CASE("a napping worker is not woken for the server's big batches") {
@@ -258,10 +262,5 @@ TEST_CASE("a napping worker is not woken for the server's big batches") {
     // answers crossed in release runs (1.5-9.4% when the big gulps still
     // woke the napper; chameneos, where they come at every step, is where
     // that showed: bench/RESULTS.md, Savina, "Napping").
-    long received = 0, crossed = 0;
-    bool napped = true;
-    run_clients(100, scaled(10000L), 64, received, crossed, napped);
-    MESSAGE("answers that crossed workers: " << crossed << " of " << received);
-    if constexpr (!troupe_test::sanitized) CHECK(crossed * 10 < received);
-    CHECK(napped);
+    check_clients(100, scaled(10000L), 64);
 }
