@@ -198,7 +198,7 @@ bool worker::take(mailbox& mb) {
     // big gulp beside a napper is the napping pattern's own server batch
     // (every client's request at once: Savina's mall, buffer, list), and
     // waking the napper for it brought the crossing back at every such
-    // batch (chameneos at 2 workers: 0.19 -> 0.10 s, medians of 7). The
+    // batch (chameneos at 2 workers: 0.150 -> 0.100 s, medians of 9). The
     // napper's own look decides when the pattern has ended; a batch that
     // runs long still wakes it (flush_long_batch).
     if (n >= defaults::actors::helper_wake_batch && exec.stealing) maybe_wake_helper(false);

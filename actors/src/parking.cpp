@@ -226,8 +226,9 @@ bool worker::parked_not_napping() const noexcept {
 // Why nothing waits long: a napper's range is adopted while some other
 // worker is awake, and a worker that parks wakes every napper first (the
 // Dekker pair below); real parallel work wakes it as it wakes a parked
-// worker (a helper wake for a big batch, a thief's victim wake, an
-// external send). Beyond that, the nap is bounded: its own timer ends it.
+// worker (the helper wake of a batch that runs long, a thief's victim
+// wake, an external send; not a big gulp's helper wake: see take()).
+// Beyond that, the nap is bounded: its own timer ends it.
 // The worst case is one period of lost parallelism, never a lost envelope.
 void worker::look_at_crossings() noexcept {
     if (should_nap()) nap();
