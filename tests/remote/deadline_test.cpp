@@ -88,7 +88,14 @@ TEST_CASE("a remote ask's deadline fails it, naming it; the late reply is droppe
         troupe::this_thread::sleep_for(1ms);  // polls a condition; the assertion is above
     }
 
-    // A deadline already passed: fails at once, nothing is sent.
+    // A deadline already passed: fails at once, nothing is sent. Between
+    // barriers: this rank's server sends frames too (its late reply to the
+    // rank before us, the answers to that rank's next asks), and one of
+    // them between our two reads of the count failed this check once (ASan,
+    // 3 ranks). Past the first barrier every late reply has been received
+    // (each rank waited for its own above), so sent; the second keeps every
+    // rank's next asks until all have read their counts.
+    w.barrier();
     {
         const auto sent = w.frames_sent();
         echo_q q;
@@ -103,6 +110,7 @@ TEST_CASE("a remote ask's deadline fails it, naming it; the late reply is droppe
             CHECK(has(e.what(), "not sent: its deadline had already passed"));
         }
     }
+    w.barrier();
     // A reply in time wins, and the deadline, disarmed, does nothing later.
     {
         echo_q q;
