@@ -161,12 +161,15 @@ void worker::flush_stages() {
     for (std::uint32_t idx : touched_) {
         copy_queue& s = stages_[idx];
         const std::uint32_t n = s.size();
-        // relaxed: a hint (the owner as of now), good enough to count (for
-        // napping, and in statistics builds).
-        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index) {
+        // Sends that cross, for napping and in statistics builds (relaxed:
+        // a hint, the owner as of now); a system where nobody naps reads
+        // no owner here, as in the single-send path above.
+        if (nap_eligible_ && exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index)
             win_cross_ += n;
+#if defined(TROUPE_STATISTICS)
+        if (exec.mailboxes[idx].owner.load(std::memory_order_relaxed) != index)
             count(stats.crossed, n);
-        }
+#endif
         // May exchange s's array with the mailbox's (a burst is not copied).
         if (append_locked_and_check(exec.mailboxes[idx], s)) [[unlikely]]
             after_send_to_sleeper(exec.mailboxes[idx]);
