@@ -203,9 +203,26 @@ std::uint64_t executor::live() const noexcept {
 void executor::notify_if_done() noexcept {
     if (!stopping.load(std::memory_order_seq_cst)) return;
     if (live() != 0) return;
-    // Whoever exchanges the waiter away owns its single unpark (a timer may
+    // Whoever takes the waiter away owns its single unpark (a timer may
     // race us; the stopper itself may reclaim it).
-    if (context* w = waiter.exchange(nullptr, std::memory_order_acq_rel)) unpark(*w);
+    wake_stopper();
+}
+
+void executor::wake_stopper() noexcept {
+    // Announced (wake_guard) before the CAS that takes it: a stopper that
+    // finds the slot empty may return and its thread end before our unpark.
+    // The slot only goes from a context to empty (and back to the same
+    // stopper's context in its next round), so a failed CAS ends the loop
+    // or re-reads that same context.
+    context* w = waiter.load(std::memory_order_acquire);
+    while (w) {
+        troupe::detail::wake_guard g{*w};
+        if (waiter.compare_exchange_weak(w, nullptr, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+            unpark(*w);
+            return;
+        }
+    }
 }
 
 void executor::shut_down_workers(const std::vector<bool>* leave) {
@@ -253,9 +270,7 @@ stop_report executor::stop(bool timed, std::chrono::steady_clock::time_point dea
             if (armed) {
                 t.arg = this;
                 t.fire = [](timer_node& n) noexcept {
-                    auto* ex = static_cast<executor*>(n.arg);
-                    if (context* w = ex->waiter.exchange(nullptr, std::memory_order_acq_rel))
-                        unpark(*w);
+                    static_cast<executor*>(n.arg)->wake_stopper();
                 };
                 try {
                     timer_arm(t);

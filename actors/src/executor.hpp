@@ -121,6 +121,8 @@ public:
     // Worker side of termination: if a stop is waiting and no actor is
     // alive, wake the stopper. Callers run a seq_cst fence (or RMW) first.
     void notify_if_done() noexcept;
+    // Takes the stopper's wake from `waiter`, if still there, and unparks it.
+    void wake_stopper() noexcept;
     // Wakes worker w if it is parked; true if this call woke it.
     bool wake(std::size_t w) noexcept;
     // Wakes one parked worker to look for work (rate-limited).

@@ -704,6 +704,7 @@ private:
         // it the record may be gone); unpark only if it parks (it saw 0 and
         // stored 1 first), else it sees 2 and does not park.
         context* const w = rec->waiter;
+        troupe::detail::wake_guard g{*w};  // it may see 2 and leave before our unpark
         if (rec->late.exchange(2, std::memory_order_acq_rel) == 1) unpark(*w);
     }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "fixture.hpp"
+#include "scale.hpp"
 #include "troupe/context.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/thread.hpp"
@@ -33,10 +34,15 @@ TEST_CASE("a stray unpark does not end a sleep before its deadline") {
     });
 }
 
+// Many rounds: each also checks that the finisher's wake of a joiner that
+// left early (on the stray permit) ends before the joiner's thread is freed
+// and its memory reused by the next round's thread. Before wake_guard, TSan
+// saw that wake read a context under construction (2 of 10 runs at 2,000
+// rounds).
 TEST_CASE("a stray unpark does not end a join before the thread finished") {
     troupe_test::on_processors([](troupe::cluster& c) {
         troupe_test::misuse_recorder rec;
-        for (int round = 0; round < 20; ++round) {
+        for (int round = 0; round < troupe_test::scaled(5000); ++round) {
             troupe::semaphore go{0};
             std::atomic<bool> child_done{false};
             bool done_at_join = false;
@@ -55,5 +61,34 @@ TEST_CASE("a stray unpark does not end a join before the thread finished") {
             joiner.join();
             CHECK(done_at_join);
         }
+    });
+}
+
+// A semaphore's waiter that leaves on its grant (a stray permit ended its
+// park first) and whose thread then ends at once: the releaser, on another
+// thread, is still inside its unpark of that waiter. The waiter's context
+// must outlive that unpark (detail/wake_guard.hpp); under TSan the next
+// round's thread, built where the old one was, would race with the wake.
+TEST_CASE("a waiter that leaves on its grant outlives the releaser's unpark") {
+    troupe_test::on_processors([](troupe::cluster& c) {
+        troupe_test::misuse_recorder rec;
+        int acquired = 0;
+        for (int round = 0; round < troupe_test::scaled(5000); ++round) {
+            troupe::semaphore s{0};
+            std::atomic<bool> queued{false};
+            troupe::thread waiter{c, [&] {
+                                      troupe::unpark(troupe::this_context());  // stray permit
+                                      queued.store(true);
+                                      s.acquire();
+                                      ++acquired;
+                                  }};
+            troupe::thread releaser{c, [&] {
+                                        while (!queued.load()) troupe::this_thread::yield();
+                                        s.release();
+                                    }};
+            waiter.join();  // frees the waiter's thread while the releaser may still wake it
+            releaser.join();
+        }
+        CHECK(acquired == troupe_test::scaled(5000));
     });
 }

@@ -102,6 +102,9 @@ void set_park_spin_policy(park_spin_policy p) noexcept;
 park_spin_policy get_park_spin_policy() noexcept;
 
 /// Wakes `c` if it is parked, otherwise banks a permit for its next park.
+/// `c` must stay alive for the call: a waiter that can leave on what the
+/// caller published before it (and then end) needs the caller to announce
+/// it first (detail/wake_guard.hpp, as troupe's own wakes do).
 /// Safe from any context, including timer callbacks. Cost: one CAS, plus a
 /// ready-queue push (user thread) or a futex wake (OS thread) if parked.
 /// A user thread woken from a user thread of its own cluster runs next on

@@ -26,6 +26,7 @@
 
 #include "troupe/context.hpp"
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/wake_guard.hpp"
 
 namespace troupe {
 
@@ -129,9 +130,17 @@ public:
     /// still reads its node. Only the context itself is touched afterwards.
     void unpark_waiter() noexcept {
         context* const w = waiter_;
+        // A waiter that sees `released` may leave (and its thread end)
+        // before our unpark: announce it first (detail/wake_guard.hpp).
+        detail::wake_guard g{*w};
         released_.store(true, std::memory_order_release);
         unpark(*w);
     }
+
+    /// Plain nodes: grant() and the unpark of the waiter, as the resource's
+    /// last touch of the node (the node may be gone once granted; only the
+    /// context, read first and announced, is touched after). nothrow.
+    void grant_and_unpark() noexcept { unpark_waiter(); }
 
     /// True once the resource that won this node made its last touch of it
     /// (commit() said the waiter is awake, or unpark_waiter() ran). A waiter

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "troupe/detail/trace.hpp"
+#include "troupe/detail/wake_guard.hpp"
 #include "troupe/thread.hpp"
 
 namespace troupe::detail {
@@ -67,6 +68,9 @@ struct os_unlinker {
     context* c = nullptr;
     ~os_unlinker() {
         if (!c) return;
+        // The context's storage ends with the thread: a waker that
+        // announced it (detail/wake_guard.hpp) finishes its unpark first.
+        wait_out_wakers(*c);
         registry& r = the_registry();
         std::lock_guard g{r.lock};
         r.os_threads.erase(*c);

@@ -149,6 +149,9 @@ public:
         // (its acquire load of `done`); the old value says whether it parked
         // (its CAS pending -> waiting came first), and then only this
         // unpark ends that park.
+        // The forker may see `done` and return (its thread may end) before
+        // our unpark: announce it first (detail/wake_guard.hpp).
+        wake_guard g{*joiner};
         if (x.state.exchange(task::done, std::memory_order_acq_rel) == task::waiting)
             unpark(*joiner);
     }

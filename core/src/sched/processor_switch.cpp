@@ -141,9 +141,7 @@ void processor::run_fiber(fiber* f) noexcept {
             // cannot be destroyed under us: its destructor joins this kernel
             // thread first.)
             f->home->thread_finished();
-            // After the exchange the joiner may free the fiber: touch it no more.
-            context* j = f->joiner.exchange(done_marker, std::memory_order_acq_rel);
-            if (j) wake_joiner(j);
+            finish_join(*f);
             return;
         }
         case post_action::none: return;

@@ -50,6 +50,9 @@ const wait_describer join_wait_info{nullptr, &joined_thread, "of"};
 
 // Frees a finished fiber (its joiner slot says done); returns its exception.
 std::exception_ptr release_finished(fiber* f) noexcept {
+    // The finisher may still be inside its wake of a joiner it announced
+    // with f (finish_join): its guard ends before ours can free f.
+    wait_out_wakers(*f);
     unregister_fiber(*f);
     std::exception_ptr e = std::move(f->error);
     stack_mapping s = f->stack;

@@ -255,9 +255,8 @@ void barging_lock::release_locked() noexcept {
         detail::unlock_queue(word_, waiters_bit);
     }
     // Popped under L, so nobody else touches the node; the grant is our
-    // last touch of it, then only the context (read above).
-    n->grant();
-    unpark(next);
+    // last touch of it, then only the context (announced, then unparked).
+    n->grant_and_unpark();
 }
 
 void barging_lock::hand_off_clause(select_node& n) noexcept {

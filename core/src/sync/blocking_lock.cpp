@@ -302,6 +302,7 @@ void blocking_lock_base::cv_enqueue_or_grant(select_node& plain_node) noexcept {
         // before the store naming it (the waiter restores its depth); I4:
         // nothing of the node after it.
         context& c = plain_node.waiter();
+        wake_guard g{c};  // the store naming it may let it go before the unpark
         count_ = 1;
         unlock_queue(word_, to_word(c));
         unpark(c);

@@ -49,6 +49,7 @@ void condition_variable::on_timeout(detail::timer_node& t) noexcept {
     auto& w = *static_cast<waiter*>(t.arg);
     if (w.node.try_claim()) {
         context& c = w.node.waiter();
+        detail::wake_guard g{c};  // the waiter may leave on the store, before the unpark
         w.result.store(outcome::timed_out, std::memory_order_release);  // C3
         unpark(c);
     }
@@ -62,6 +63,7 @@ void condition_variable::wake(waiter& w) noexcept {
         return;
     }
     context& c = w.node.waiter();
+    detail::wake_guard g{c};  // the waiter may leave on the store, before the unpark
     w.result.store(outcome::notified, std::memory_order_release);  // C3: last touch
     unpark(c);
 }

@@ -179,11 +179,7 @@ public:
     /// order. The node is unlinked and its waiter read before the grant,
     /// which is the last touch of the node.
     void grant_all() noexcept {
-        while (select_node* n = nodes_.pop_front()) {
-            context& c = n->waiter();
-            n->grant();
-            unpark(c);
-        }
+        while (select_node* n = nodes_.pop_front()) n->grant_and_unpark();
     }
 
 private:
