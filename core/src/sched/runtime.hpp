@@ -120,18 +120,24 @@ inline void wake_joiner(context* j) noexcept {
 /// the joiner registered there, if any. A plain joiner may see `done` and
 /// leave (and its thread end) before the unpark, so it is announced
 /// (wake_guard) before the store that says done; the slot may gain a
-/// joiner between our read and that store, hence the CAS loop. After the
-/// store the joiner may free `f`: it is not touched again.
+/// joiner between our read and that store, hence the CAS loop. No joiner
+/// yet means no wake to guard, and a tagged node's waiter is announced by
+/// the node's own wake. After the store the joiner may free `f`: it is not
+/// touched again.
 inline void finish_join(fiber& f) noexcept {
     context* j = f.joiner.load(std::memory_order_relaxed);
     for (;;) {
-        const bool plain = j && !(reinterpret_cast<std::uintptr_t>(j) & joiner_node_tag);
-        // A tagged node's waiter is announced by the node's own wake.
-        wake_guard g{plain ? *j : f};
         // acq_rel: release publishes the thread's last writes with `done`;
         // acquire reads the joiner's registration (its node, its context).
-        if (f.joiner.compare_exchange_weak(j, done_marker, std::memory_order_acq_rel,
-                                           std::memory_order_relaxed)) {
+        if (j && !(reinterpret_cast<std::uintptr_t>(j) & joiner_node_tag)) {
+            wake_guard g{*j};
+            if (f.joiner.compare_exchange_weak(j, done_marker, std::memory_order_acq_rel,
+                                               std::memory_order_relaxed)) {
+                unpark(*j);
+                return;
+            }
+        } else if (f.joiner.compare_exchange_weak(j, done_marker, std::memory_order_acq_rel,
+                                                  std::memory_order_relaxed)) {
             if (j) wake_joiner(j);
             return;
         }
