@@ -67,8 +67,7 @@ std::size_t fixed_in_use() noexcept {
             // release: `next` and `taken` are visible to every walker that
             // finds the slot.
             while (!overflow.compare_exchange_weak(s->next, s, std::memory_order_release,
-                                                   std::memory_order_relaxed)) {
-            }
+                                                   std::memory_order_relaxed)) {}
         }
     }
     tls_returner.slot = s;
