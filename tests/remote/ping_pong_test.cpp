@@ -1,5 +1,7 @@
 // Ping-pong between pairs of ranks (0-1, 2-3; an odd last rank plays
 // against itself through the engine's loop-back): every hit is counted.
+#include <atomic>
+
 #include "remote_fixture.hpp"
 
 using namespace std::chrono_literals;
@@ -17,7 +19,14 @@ struct player : troupe::actor {
     bool solo = false;  // plays against itself
     int last = -1;
     bool in_order = true;
+    // Set by main once peer and solo are written, before the barrier after
+    // which balls fly. The barrier's order reaches this rank through MPI,
+    // which TSan cannot see; the release/acquire pair makes main's writes
+    // visible to it too (it reported them as racing with receive once).
+    std::atomic<bool> set_up{false};
+    bool early = false;  // a ball came before main said set_up
     troupe::allocation receive(ball& b) {
+        if (!set_up.load(std::memory_order_acquire)) early = true;
         ++received;
         // Each side sees every other hit (every hit when solo), in order.
         const int step = solo ? 1 : 2;
@@ -54,6 +63,7 @@ TEST_CASE("ping-pong between pairs of ranks") {
         me.peer =
             w.lookup<player>(other, "pp." + std::to_string(round) + "." + std::to_string(other));
         me.solo = other == w.rank();
+        me.set_up.store(true, std::memory_order_release);
         w.barrier();  // every player is set up before any ball flies
         if (me.solo) {
             ball first;
@@ -65,6 +75,7 @@ TEST_CASE("ping-pong between pairs of ranks") {
         w.stop(sys);
         CHECK(me.finished());
         CHECK(me.in_order);
+        CHECK_FALSE(me.early);
         // A pair exchanges limit + 1 balls (hits 0..limit).
         const long total = remote_test::sum_over_ranks(me.received);
         const long pairs = w.size() / 2, solo = w.size() % 2;

@@ -24,7 +24,7 @@
 namespace troupe::detail {
 
 /// One kernel thread's announcement. Slots are never freed: a thread's
-/// slot goes back to a free list at its exit for the next thread to take.
+/// slot is marked free (`taken` false) at its exit for a later thread.
 struct wake_slot {
     std::atomic<const context*> target{nullptr};
     std::atomic<bool> taken{false};
