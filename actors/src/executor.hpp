@@ -131,6 +131,10 @@ public:
     // mb's owner if it is parked, or a parked helper if the owner is inside
     // a batch (rate-limited).
     void wake_for_external_send(mailbox & mb) noexcept;
+    // Whether worker o sleeps (not napping) while another worker is awake
+    // between batches: that one adopts o's range instead of o being woken
+    // (wakes.cpp). After a seq_cst exchange of o's `adoptable`.
+    bool looker_takes_over(std::size_t o) noexcept;
     // Wakes one parked worker other than `from`, if any (not rate-limited).
     void wake_one_parked(std::size_t from) noexcept;
     // Some worker has announced itself parked (seq_cst load; the Dekker

@@ -34,6 +34,9 @@ bool worker::park_idle() noexcept {
     // nobody else would take them.
     std::size_t victim = victim_selector::none;
     if (!work && exec.user_threads && exec.stealing) victim = blocked_victim_with_work();
+    // An external send may have left work in a sleeper's range to us
+    // (executor::looker_takes_over): adopt it before sleeping.
+    if (!work && !exec.user_threads && exec.stealing) work = left_to_adopt();
     bool woken = true;
     if (!work && victim == victim_selector::none) {
         exec.notify_if_done();  // the announcement's RMW ordered our counts before this
@@ -77,6 +80,24 @@ bool worker::park_idle() noexcept {
     adoptable.store(false, std::memory_order_relaxed);  // we scan our range ourselves now
     if (victim != victim_selector::none) (void)steal_from(victim);
     return woken;
+}
+
+// After park_idle's announcement: some worker still asleep (not woken
+// since), not napping, has its `adoptable` flag set (seq_cst loads). The
+// Dekker pair with executor::looker_takes_over (the sender's seq_cst
+// exchange of the flag, then its seq_cst load of our sleep word): either
+// the sender read us asleep and woke the owner, or we read the flag here
+// and stay awake to adopt. An owner woken since scans its own range (the
+// flag stays set until it clears it: `dozing` would still read set, and
+// we would take its chain from it). A napper's flag is not ours to honour:
+// park_idle wakes nappers. A stale set flag costs one more idle period
+// (adopt_dozing clears it).
+bool worker::left_to_adopt() noexcept {
+    for (auto& w : exec.workers)
+        if (w.get() != this && w->adoptable.load(std::memory_order_seq_cst) &&
+            exec.idle_.asleep(w->idle_member()) && !w->napping.load(std::memory_order_seq_cst))
+            return true;
+    return false;
 }
 
 // Whether a steal attempt could take something now, by steal_from's rule:
@@ -169,6 +190,13 @@ unsigned worker::adopt_dozing() {
             !w->adoptable.exchange(false, std::memory_order_acq_rel))
             continue;
         bool left = false;
+        // Work piling up in a sleeper's range (more than one waiting
+        // mailbox: external sends came faster than we take them, or in a
+        // burst) is parallel work: wake its owner to share it, before we
+        // run the first batch (executor::looker_takes_over left it to us).
+        // Not a napper: its own look decides when its pattern ended.
+        if (!w->napping.load(std::memory_order_relaxed) && waiting_in_range(*w) > 1)
+            (void)exec.wake(w->index);
         for (std::size_t s = w->slot_begin; s < w->slot_end; ++s) {
             // acquire: as for our own slots (a thief's swap may put a
             // mailbox here).
@@ -187,6 +215,17 @@ unsigned worker::adopt_dozing() {
         if (left) w->adoptable.exchange(true, std::memory_order_acq_rel);
     }
     return busy;
+}
+
+// Mailboxes of w's range with envelopes waiting, counted up to 2 (relaxed
+// loads: a hint).
+unsigned worker::waiting_in_range(const worker& w) const noexcept {
+    unsigned n = 0;
+    for (std::size_t s = w.slot_begin; s < w.slot_end && n < 2; ++s) {
+        const mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
+        if (mb && mb->pending.load(std::memory_order_relaxed) != 0) ++n;
+    }
+    return n;
 }
 
 void worker::maybe_wake_helper(bool nappers_too) noexcept {

@@ -41,11 +41,52 @@ void wake_owner(mailbox& mb) noexcept {
         ex.wake_one_parked(o);
 }
 
+// An external send to a sleeping owner's range while another worker is
+// awake between batches (looking for work) leaves the envelope to that
+// worker, as Go's `wakep` wakes no P while an M spins: the looker adopts
+// the owner's range (worker::adopt_dozing) on its next pass. Waking the
+// owner instead gave a program driven by `main`'s sends (Savina's fjcreate,
+// fjthrput) both workers awake beside `main`: three threads on two cores,
+// with `main`, the one that limits the pace, running two thirds of the
+// time. The looker wakes the owner itself when work piles up in the range
+// (adopt_dozing), so parallel work still gets both cores.
+//
+// Why the envelope cannot be stranded: our caller appended it under the
+// mailbox's lock, then the owner's `adoptable` exchange (seq_cst) came
+// before this seq_cst load of the looker's sleep word. A looker that parks
+// announces itself (seq_cst) before it reads every dozing worker's flag
+// (worker::left_to_adopt, seq_cst): either we read it asleep here and do not
+// count on it, or it reads the flag and does not sleep. A looker read awake
+// here may start a batch after this load: the envelope then waits for that
+// batch (a behaviour that blocks in a troupe primitive wakes a parked worker
+// first, worker::flush_before_blocking).
+// Not for user-thread workers (a looker may park its user thread inside a
+// behaviour at any time), nor for a napping owner, whose wake is its end of
+// the nap as before.
+bool executor::looker_takes_over(std::size_t o) noexcept {
+    worker& owner = *workers[o];
+    // seq_cst: after the exchange; a napper sets `napping` after announcing.
+    if (!idle_.asleep(owner.idle_member()) || owner.napping.load(std::memory_order_seq_cst))
+        return false;
+    for (auto& w : workers) {
+        if (w->index == o) continue;
+        // relaxed: a hint (0 between batches); a busy worker would leave
+        // the envelope behind its batch.
+        if (w->batch_began.load(std::memory_order_relaxed) != 0) continue;
+        if (!idle_.asleep(w->idle_member()) && !idle_.lent(w->idle_member())) return true;
+    }
+    return false;
+}
+
 void executor::wake_for_external_send(mailbox& mb) noexcept {
     const std::size_t o = mb.owner.load(std::memory_order_acquire);
-    // Awake workers may take the envelope before the owner runs again
-    // (worker::adopt_dozing; an exchange, as in after_send_to_sleeper).
-    if (stealing) workers[o]->adoptable.exchange(true, std::memory_order_acq_rel);
+    if (stealing) {
+        // Awake workers may take the envelope before the owner runs again
+        // (worker::adopt_dozing; an exchange, as in after_send_to_sleeper;
+        // seq_cst for looker_takes_over's Dekker pair).
+        workers[o]->adoptable.exchange(true, std::memory_order_seq_cst);
+        if (!user_threads && looker_takes_over(o)) return;
+    }
     if (!wake(o) && user_threads && stealing &&
         workers[o]->blocked.load(std::memory_order_seq_cst)) {
         wake_one_parked(o);  // as in wake_owner: the owner is blocked in a behaviour

@@ -306,6 +306,8 @@ private:
     void nap() noexcept;
     bool take(mailbox & mb);
     unsigned adopt_dozing();
+    unsigned waiting_in_range(const worker& w) const noexcept;
+    bool left_to_adopt() noexcept;
     void after_send_to_sleeper(mailbox & d) noexcept;
     void settle_deferred_wake() noexcept;
     bool about_to_run_dry(const mailbox* except) const noexcept;

@@ -12,6 +12,8 @@
 
 #include "actor_fixture.hpp"
 #include "leak_check.hpp"
+#include "troupe/detail/futex.hpp"
+#include "troupe/detail/idle_poll.hpp"
 
 using troupe_test::scaled;
 
@@ -263,4 +265,108 @@ TEST_CASE("a napping worker is not woken for the server's big batches") {
     // woke the napper; chameneos, where they come at every step, is where
     // that showed: bench/RESULTS.md, Savina, "Napping").
     check_clients(100, scaled(10000L), 64);
+}
+
+namespace {
+
+// External sends (from main) into a parked worker's range while the other
+// worker is awake between batches: the awake worker takes the envelope
+// over (executor::looker_takes_over) and the owner stays asleep. An idle
+// poller holds the first worker that calls it in its idle pass, so "awake
+// between batches" is a state the test controls, not a timing.
+struct holder {
+    std::atomic<const troupe::context*> held{nullptr};
+    std::atomic<bool> release{false};
+    static bool poll(void* self) noexcept {
+        auto* h = static_cast<holder*>(self);
+        const troupe::context* none = nullptr;
+        const troupe::context* me = &troupe::this_context();
+        if (h->held.load() != me && !h->held.compare_exchange_strong(none, me)) return false;
+        while (!h->release.load()) troupe::detail::cpu_relax();
+        return false;
+    }
+    troupe::detail::idle_poller poller() { return {&poll, nullptr, this}; }
+};
+
+struct noted : troupe::actor {
+    std::atomic<const troupe::context*> ran_on{nullptr};
+    std::atomic<long> received{0};
+    troupe::allocation receive(token&) {
+        ran_on.store(&troupe::this_context());
+        received.fetch_add(1, std::memory_order_release);
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("an external send to a parked worker's mailbox is left to the awake worker") {
+    troupe_test::watchdog wd{"hand-off of external sends"};
+    troupe_test::leak_check no_leaks;
+    holder h;
+    troupe::detail::add_idle_poller(h.poller());
+    troupe::actor_system_config cfg;
+    cfg.workers = 2;
+    cfg.queues_per_worker = 1;  // the first actor on worker 0, the second on worker 1
+    cfg.placement = troupe::external_placement::spread;
+    cfg.threads = troupe::worker_threads::kernel;  // user-thread workers always wake the owner
+    {
+        troupe::actor_system sys{cfg};
+        noted a, b;
+        // One worker is held awake between batches in the poller; the other
+        // parks.
+        troupe_test::wait_until(
+            [&] { return h.held.load() != nullptr && sys.parked_workers() == 1; });
+        token ta, tb;
+        a | ta;  // one of the two goes to the parked worker's mailbox
+        b | tb;
+        // Before, main's send woke the parked owner at once (the wake is a
+        // CAS of its sleep word inside the send); now nobody woke it.
+        CHECK(sys.parked_workers() == 1);
+        h.release.store(true);
+        troupe_test::wait_until([&] { return a.received.load() == 1 && b.received.load() == 1; });
+        // The held worker ran both receives.
+        CHECK(a.ran_on.load() == h.held.load());
+        CHECK(b.ran_on.load() == h.held.load());
+        troupe::detail::remove_idle_poller(h.poller());
+        a | troupe::finished_msg;
+        b | troupe::finished_msg;
+        sys.stop();
+    }
+}
+
+TEST_CASE("external sends left to an awake worker are never stranded when it parks") {
+    troupe_test::watchdog wd{"hand-off of external sends, parking"};
+    // The Dekker pair of looker_takes_over with park_idle's re-check
+    // (left_to_adopt): main sends to actors of both ranges one at a time and
+    // waits for each receive; the awake worker is often on its way to park
+    // when main decides not to wake the owner. Without the re-check an
+    // envelope stayed in the sleeping owner's range with both workers
+    // asleep, and the wait below never ended.
+    troupe_test::leak_check no_leaks;
+    troupe::actor_system_config cfg;
+    cfg.workers = 2;
+    cfg.queues_per_worker = 2;
+    cfg.placement = troupe::external_placement::spread;
+    cfg.threads = troupe::worker_threads::kernel;
+    troupe::actor_system sys{cfg};
+    constexpr int n = 4;  // actor i in mailbox i: 0 and 1 on worker 0, 2 and 3 on worker 1
+    noted a[n];
+    token t[n];
+    const long rounds = scaled(20000L);
+    long want[n] = {};
+    for (long r = 0; r < rounds; ++r) {
+        const int i = static_cast<int>((r * 7 + r / 3) % n);
+        ++want[i];
+        a[i] | t[i];
+        // A varying pause, so main's send falls at every point of the
+        // worker's spin-down (state-based: the receive is awaited, never
+        // a sleep).
+        for (long spin = (r * 37) % 4096; spin > 0; --spin) troupe::detail::cpu_relax();
+        troupe_test::wait_until(
+            [&] { return a[i].received.load(std::memory_order_acquire) == want[i]; });
+    }
+    for (auto& x : a) x | troupe::finished_msg;
+    sys.stop();
+    for (int i = 0; i < n; ++i) CHECK(a[i].received.load() == want[i]);
 }
