@@ -122,7 +122,14 @@ void worker::loop() {
             // our own steal. acquire: see the mailbox a thief swapped in.
             mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
             // Test before gulp: a stale 0 only delays us to the next pass.
-            if (mb->pending.load(std::memory_order_relaxed) == 0) continue;
+            // A mailbox in another worker's batch (an adopter's or a
+            // thief's) cannot be gulped until that batch ends: skip it
+            // without taking its lock (relaxed: a stale value only makes us
+            // miss the gulp under the lock as before, or look one pass
+            // later).
+            if (mb->pending.load(std::memory_order_relaxed) == 0 ||
+                mb->being_processed.load(std::memory_order_relaxed))
+                continue;
             if (take(*mb)) ++busy;
         }
         // While a worker is parked (announced idle: the seq_cst sleeper
