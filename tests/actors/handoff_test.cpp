@@ -54,6 +54,17 @@ struct ring_link : troupe::actor {
     }
 };
 
+// Two workers with `queues` mailboxes each and spread placement: the i-th
+// actor main creates is in mailbox i mod (2 * queues), so the first
+// `queues` mailboxes are worker 0's and the next `queues` worker 1's.
+troupe::actor_system_config two_workers(std::size_t queues) {
+    troupe::actor_system_config cfg;
+    cfg.workers = 2;
+    cfg.queues_per_worker = queues;
+    cfg.placement = troupe::external_placement::spread;
+    return cfg;
+}
+
 // A ring of `n` links created by main (spread placement: link i in mailbox
 // i mod M), the token started once both workers are parked; then checks
 // that every hop arrived and that every receive ran on one context.
@@ -119,11 +130,8 @@ TEST_CASE("with stealing off the chain crosses to the other worker (it is woken)
     // The control: the same ring, but nobody may run another worker's
     // mailboxes, so the parked worker must be woken for its links.
     troupe_test::leak_check no_leaks;
-    troupe::actor_system_config cfg;
-    cfg.workers = 2;
-    cfg.queues_per_worker = 1;
+    troupe::actor_system_config cfg = two_workers(1);
     cfg.stealing = false;
-    cfg.placement = troupe::external_placement::spread;
     troupe::actor_system sys{cfg};
     ring_link a, b;
     a.next = &b;
@@ -305,10 +313,8 @@ TEST_CASE("an external send to a parked worker's mailbox is left to the awake wo
     troupe_test::leak_check no_leaks;
     holder h;
     troupe::detail::add_idle_poller(h.poller());
-    troupe::actor_system_config cfg;
-    cfg.workers = 2;
-    cfg.queues_per_worker = 1;  // the first actor on worker 0, the second on worker 1
-    cfg.placement = troupe::external_placement::spread;
+    troupe::actor_system_config cfg =
+        two_workers(1);                            // the first actor on worker 0, the second on 1
     cfg.threads = troupe::worker_threads::kernel;  // user-thread workers always wake the owner
     {
         troupe::actor_system sys{cfg};
@@ -344,10 +350,7 @@ TEST_CASE("external sends left to an awake worker are never stranded when it par
     // envelope stayed in the sleeping owner's range with both workers
     // asleep, and the wait below never ended.
     troupe_test::leak_check no_leaks;
-    troupe::actor_system_config cfg;
-    cfg.workers = 2;
-    cfg.queues_per_worker = 2;
-    cfg.placement = troupe::external_placement::spread;
+    troupe::actor_system_config cfg = two_workers(2);
     cfg.threads = troupe::worker_threads::kernel;
     troupe::actor_system sys{cfg};
     constexpr int n = 4;  // actor i in mailbox i: 0 and 1 on worker 0, 2 and 3 on worker 1
