@@ -5,11 +5,14 @@
 // of a thread still running.
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "fixture.hpp"
 #include "scale.hpp"
 #include "troupe/context.hpp"
+#include "troupe/detail/wake_guard.hpp"
 #include "troupe/semaphore.hpp"
+#include "troupe/spinlock.hpp"
 #include "troupe/thread.hpp"
 
 using namespace std::chrono_literals;
@@ -91,4 +94,44 @@ TEST_CASE("a waiter that leaves on its grant outlives the releaser's unpark") {
         }
         CHECK(acquired == troupe_test::scaled(5000));
     });
+}
+
+// A wake's announcement spans no switch point (detail/wake_guard.hpp): a
+// user thread inside one that meets a contended spinlock (a processor's
+// ready queue, in unpark) waits for it on its kernel thread instead of
+// yielding its processor. Before, the spinlock's slow path switched it
+// out; another thread's guard on the same kernel thread then restored the
+// stale announcement, and the woken thread's end waited for it forever
+// (waituntil/channels hung under TSan). Observed here by whether another
+// user thread of the same single processor ran while the lock was held.
+TEST_CASE("a user thread inside a wake's announcement does not yield its processor on a spinlock") {
+    troupe::cluster c{1};
+    troupe::spinlock held;
+    std::atomic<bool> locking{false}, other_ran{false}, unlocked{false};
+    std::atomic<bool> other_ran_while_held{false};
+    held.lock();  // by main, an OS thread: released below
+    troupe::context& announced = troupe::this_context();
+    troupe::thread waker{c, [&] {
+                             troupe::detail::wake_guard g{announced};
+                             locking.store(true);
+                             held.lock();  // contended: the slow path, past its spins
+                             held.unlock();
+                         }};
+    troupe_test::wait_until([&] { return locking.load(); });
+    // Queued behind the waker on the one processor: it runs only if the
+    // waker gives the processor up.
+    troupe::thread other{c, [&] {
+                             other_ran.store(true);
+                             if (!unlocked.load()) other_ran_while_held.store(true);
+                         }};
+    // Let the waker spin well past the spinlock's spins (a bounded number
+    // of our own yields, not a timing: with the fix nothing else can run
+    // on the processor whatever the count; without it `other` ran within
+    // the first few).
+    for (int i = 0; i < 2000 && !other_ran.load(); ++i) std::this_thread::yield();
+    unlocked.store(true);
+    held.unlock();
+    waker.join();
+    other.join();
+    CHECK_FALSE(other_ran_while_held.load());
 }

@@ -1,7 +1,10 @@
 // spinlock: the slow path and the checked-build ownership record.
 #include "troupe/spinlock.hpp"
 
+#include <thread>
+
 #include "troupe/context.hpp"
+#include "troupe/detail/wake_guard.hpp"
 #include "troupe/error.hpp"
 #include "troupe/thread.hpp"
 
@@ -20,6 +23,19 @@ void spinlock::lock_slow() noexcept {
                 for (int i = 0; i < defaults::core::spinlock_backoff_pauses; ++i)
                     detail::cpu_relax();
                 ++spins;
+            } else if (detail::this_thread_wake_slot().target.load(std::memory_order_relaxed)) {
+                // Inside a wake's announcement (troupe/detail/wake_guard.hpp),
+                // which must span no switch point: a user thread switched
+                // out there left its kernel thread's slot announcing, and
+                // another thread's guard on that kernel thread then saved
+                // and restored the stale announcement, so the woken
+                // thread's end waited for it forever (waituntil/channels
+                // hung under TSan; a ready queue's lock had outlasted the
+                // spins). The locks a wake takes (a processor's ready
+                // queue) are never held across a switch, so the holder
+                // runs again without our processor: yield the kernel
+                // thread only.
+                std::this_thread::yield();
             } else {
                 // The holder may be descheduled: a user thread that yields
                 // while holding it waits on our processor's ready queue.
