@@ -109,7 +109,14 @@ TEST_CASE("the dump shows channel waits, waituntil waits and actor systems") {
                 keeper k{sys};
                 troupe::send<note>(k);
                 troupe_test::wait_until([&] { return k.seen.load() == 1; });
-                const std::string d = dump_now();
+                // The receive ran; its batch may still be ending (a mailbox
+                // in a batch is not inspected: its actors are not named
+                // yet), so look until the dump names the keeper.
+                std::string d;
+                troupe_test::wait_until([&] {
+                    d = dump_now();
+                    return has(d, "keeper: 1");
+                });
                 CHECK(has(d, "actor system"));
                 CHECK(has(d, "2 worker(s)"));
                 CHECK(has(d, "1 live actor(s)"));
