@@ -294,7 +294,7 @@ listener& listener::operator=(listener&& o) noexcept {
         try {
             close();
         } catch (...) {}
-        fd_ = std::exchange(o.fd_, -1);
+        fd_.store(o.fd_.exchange(-1, std::memory_order_acq_rel), std::memory_order_release);
         unix_path_ = std::move(o.unix_path_);
     }
     return *this;
@@ -309,7 +309,8 @@ listener::~listener() {
 listener listener::listen(const address& at, int backlog) {
     if (at.size() == 0) throw std::invalid_argument("troupe::io::listener::listen: no address");
     listener l;
-    l.fd_ = new_socket(at.family(), "listen (socket)");
+    const int fd = new_socket(at.family(), "listen (socket)");
+    l.fd_.store(fd, std::memory_order_release);
     try {
         if (at.family() == AF_UNIX) {
             const auto* un = reinterpret_cast<const ::sockaddr_un*>(at.data());
@@ -318,15 +319,15 @@ listener listener::listen(const address& at, int backlog) {
                 ::unlink(un->sun_path);
         } else {
             const int one = 1;
-            ::setsockopt(l.fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         }
-        if (::bind(l.fd_, at.data(), at.size()) != 0) throw_errno(errno, "listen (bind)", l.fd_);
+        if (::bind(fd, at.data(), at.size()) != 0) throw_errno(errno, "listen (bind)", fd);
         if (at.family() == AF_UNIX) {
             const auto* un = reinterpret_cast<const ::sockaddr_un*>(at.data());
             l.unix_path_ = un->sun_path;
         }
-        if (::listen(l.fd_, backlog) != 0) throw_errno(errno, "listen", l.fd_);
-        detail::attach(l.fd_);
+        if (::listen(fd, backlog) != 0) throw_errno(errno, "listen", fd);
+        detail::attach(fd);
     } catch (...) {
         l.close();
         throw;
@@ -335,9 +336,10 @@ listener listener::listen(const address& at, int backlog) {
 }
 
 connection listener::accept_now(deadline d, const stop_token& tok) {
-    if (fd_ < 0) throw closed_error("accept", fd_);
+    const int fd = this->fd();
+    if (fd < 0) throw closed_error("accept", fd);
     connection c;
-    c.fd_ = io::accept(fd_, nullptr, nullptr, d, tok);
+    c.fd_ = io::accept(fd, nullptr, nullptr, d, tok);
     // TCP: no Nagle delay for request/response traffic (Go's default).
     const int one = 1;
     ::setsockopt(c.fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -353,13 +355,16 @@ bool listener::accept_op::on_selected(select_node& n) {
 address listener::local() const {
     address a;
     a.size_ref() = sizeof(::sockaddr_storage);
-    if (::getsockname(fd_, a.data(), &a.size_ref()) != 0) throw_errno(errno, "local", fd_);
+    const int fd = this->fd();
+    if (::getsockname(fd, a.data(), &a.size_ref()) != 0) throw_errno(errno, "local", fd);
     return a;
 }
 
 void listener::close() {
-    if (fd_ < 0) return;
-    const int fd = std::exchange(fd_, -1);
+    // One closer takes the descriptor (an exchange: close() may race with
+    // another close(), or with serve() reading it for its next accept).
+    const int fd = fd_.exchange(-1, std::memory_order_acq_rel);
+    if (fd < 0) return;
     if (!unix_path_.empty()) {
         ::unlink(unix_path_.c_str());
         unix_path_.clear();

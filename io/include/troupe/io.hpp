@@ -36,6 +36,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstddef>
@@ -501,7 +502,7 @@ class listener {
 public:
     listener() noexcept = default;
     listener(listener&& o) noexcept
-        : fd_(std::exchange(o.fd_, -1)), unix_path_(std::move(o.unix_path_)) {}
+        : fd_(o.fd_.exchange(-1, std::memory_order_acq_rel)), unix_path_(std::move(o.unix_path_)) {}
     listener& operator=(listener&& o) noexcept;
     listener(const listener&) = delete;
     listener& operator=(const listener&) = delete;
@@ -520,7 +521,7 @@ public:
     class accept_op : public detail::ready_clause {
     public:
         accept_op(listener& l, deadline d, stop_token tok) noexcept
-            : ready_clause(l.fd_, false), l_(&l), d_(d), tok_(std::move(tok)) {}
+            : ready_clause(l.fd(), false), l_(&l), d_(d), tok_(std::move(tok)) {}
         accept_op(accept_op&& o) noexcept
             : ready_clause(std::move(o)),
               l_(o.l_),
@@ -550,12 +551,15 @@ public:
 
     address local() const;
     void close();
-    bool is_open() const noexcept { return fd_ >= 0; }
-    int fd() const noexcept { return fd_; }
+    bool is_open() const noexcept { return fd() >= 0; }
+    int fd() const noexcept { return fd_.load(std::memory_order_acquire); }
 
 private:
     connection accept_now(deadline d, const stop_token& tok);
-    int fd_ = -1;
+    // Atomic: close() may run on another thread while serve() is between
+    // two accepts and reads it for the next one (the documented way to stop
+    // serving); a plain int was a data race there (TSan, io/net-epoll).
+    std::atomic<int> fd_{-1};
     std::string unix_path_;
 };
 
