@@ -109,13 +109,7 @@ bool worker::stealable_work() const noexcept {
     const std::uint64_t now = timestamp();
     for (const auto& w : exec.workers) {
         if (w.get() == this || w->dozing.load(std::memory_order_relaxed)) continue;
-        unsigned waiting = 0;
-        for (std::size_t s = w->slot_begin; s < w->slot_end && waiting < 2; ++s) {
-            const mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
-            if (mb && mb->pending.load(std::memory_order_relaxed) != 0 &&
-                !mb->being_processed.load(std::memory_order_relaxed))
-                ++waiting;
-        }
+        const unsigned waiting = waiting_in_range(*w);
         if (waiting >= 2) return true;
         if (waiting == 0) continue;
         if (exec.user_threads && w->blocked.load(std::memory_order_relaxed)) return true;
@@ -217,13 +211,16 @@ unsigned worker::adopt_dozing() {
     return busy;
 }
 
-// Mailboxes of w's range with envelopes waiting, counted up to 2 (relaxed
-// loads: a hint).
+// Mailboxes of w's range with envelopes waiting and not in a batch (only
+// those can be taken by another worker), counted up to 2 (relaxed loads: a
+// hint; acquire slot loads as for our own slots).
 unsigned worker::waiting_in_range(const worker& w) const noexcept {
     unsigned n = 0;
     for (std::size_t s = w.slot_begin; s < w.slot_end && n < 2; ++s) {
         const mailbox* mb = exec.slots[s].load(std::memory_order_acquire);
-        if (mb && mb->pending.load(std::memory_order_relaxed) != 0) ++n;
+        if (mb && mb->pending.load(std::memory_order_relaxed) != 0 &&
+            !mb->being_processed.load(std::memory_order_relaxed))
+            ++n;
     }
     return n;
 }

@@ -73,7 +73,8 @@ bool executor::looker_takes_over(std::size_t o) noexcept {
         // relaxed: a hint (0 between batches); a busy worker would leave
         // the envelope behind its batch.
         if (w->batch_began.load(std::memory_order_relaxed) != 0) continue;
-        if (!idle_.asleep(w->idle_member()) && !idle_.lent(w->idle_member())) return true;
+        // (A worker's slot is never lent: lending is for processors.)
+        if (!idle_.asleep(w->idle_member())) return true;
     }
     return false;
 }
