@@ -6,6 +6,7 @@
 // empties a whole array at once (a gulp), so pushes and pops are amortised
 // O(1) with no per-message allocation once the array has grown to the
 // workload's size.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,19 @@ struct envelope {
     const dispatch_names* names;
 #endif
 };
+
+/// Envelope arrays of at least this many bytes are anonymous mappings,
+/// grown in place or moved by mremap (no copy, no second page fault);
+/// smaller ones come from operator new. Above `copy_queue_retain_max`, so
+/// only a burst's arrays are mapped.
+inline constexpr std::size_t mapped_min_bytes = std::size_t{2} << 20;
+
+/// An array of `n` envelopes (uninitialised), or nullptr if the memory is
+/// not there. Every envelope array of copy queues and burst caches comes
+/// from here and goes back through release_envelopes with the same `n`.
+envelope* allocate_envelopes(std::uint32_t n) noexcept;
+/// Frees an array allocate_envelopes(n) returned (nullptr: nothing).
+void release_envelopes(envelope* buf, std::uint32_t n) noexcept;
 
 /// Arrays of envelopes larger than `copy_queue_retain_max` that a worker
 /// keeps for the next burst (one per worker, used by its thread only): a
