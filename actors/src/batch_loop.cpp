@@ -115,6 +115,7 @@ void worker::loop() {
     const bool user = exec.user_threads;
     const unsigned passes_before_park = user ? defaults::actors::user_idle_passes_before_park
                                              : defaults::actors::idle_passes_before_park;
+    win_began_ = timestamp();  // napping's first window
     for (;;) {
         unsigned busy = 0;
         for (std::size_t s = slot_begin; s < slot_end; ++s) {

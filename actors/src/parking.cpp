@@ -270,14 +270,20 @@ void worker::look_at_crossings() noexcept {
     if (should_nap()) nap();
     else nap_level_ = 0;
     win_msgs_ = win_gulps_ = win_cross_ = 0;
+    win_began_ = timestamp();
     nap_look_at_ = nap_level_ ? defaults::actors::nap_window_after : defaults::actors::nap_window;
 }
 
 bool worker::should_nap() const noexcept {
-    // Most sends crossed, and the batches were short (a long batch is
-    // work a core is needed for).
-    if (win_cross_ * 2 < win_msgs_ ||
+    // Many sends crossed (a third: where actors talk to random others, as
+    // in Savina's big, about half cross, and a window often reads under
+    // half), and the batches were short in messages and in time (a long
+    // batch, or messages that each compute for a while, are work a core
+    // is needed for).
+    if (win_cross_ * 3 < win_msgs_ ||
         win_msgs_ >= defaults::actors::nap_max_batch_average * win_gulps_)
+        return false;
+    if (timestamp() - win_began_ >= defaults::actors::nap_max_ticks_per_message * win_msgs_)
         return false;
     // Someone else is awake to adopt our range (a hint here; nap() checks
     // again after its announcement).

@@ -370,6 +370,7 @@ private:
     bool nap_eligible_ = false;
     std::uint32_t win_msgs_ = 0, win_gulps_ = 0, win_cross_ = 0, nap_level_ = 0;
     std::uint32_t nap_look_at_ = defaults::actors::nap_window;
+    std::uint64_t win_began_ = 0;  // timestamp() when this window began
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
     // Depth-first order (depth_first.cpp): 0 while this batch has created

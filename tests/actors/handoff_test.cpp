@@ -277,6 +277,95 @@ TEST_CASE("a napping worker is not woken for the server's big batches") {
 
 namespace {
 
+// Savina's big: actors that each ping a random other actor, wait for its
+// pong and ping again. Spread over both workers' ranges, about half the
+// pings cross to the other worker's mailboxes whatever the placement, and
+// the batches are short: this is napping's pattern with a crossing share
+// near one half, which the rule of "at least half" missed in most of its
+// looks (2 naps in a run of Savina's big; 3.7x its 1-worker time).
+struct peer;
+struct ping : troupe::message {
+    peer* from = nullptr;
+    const troupe::context* sent_on = nullptr;
+};
+struct pong : troupe::message {};
+
+struct peer : troupe::actor {
+    std::vector<peer>* all = nullptr;
+    std::uint64_t rng = 0;
+    long left = 0, pongs = 0, crossed = 0, pinged = 0;
+    std::atomic<int>* finished = nullptr;
+    ping my_ping;
+    pong my_pong;
+
+    void send_ping() {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        peer& to = (*all)[static_cast<std::size_t>((rng >> 33) % all->size())];
+        my_ping.sent_on = &troupe::this_context();
+        to | my_ping;
+    }
+    troupe::allocation receive(ping& p) {
+        ++pinged;
+        if (p.sent_on != &troupe::this_context()) ++crossed;
+        *p.from | my_pong;
+        return troupe::Nodelete;
+    }
+    troupe::allocation receive(pong&) {
+        ++pongs;
+        if (--left > 0) send_ping();
+        else finished->fetch_add(1, std::memory_order_release);
+        return troupe::Nodelete;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("actors that ping random peers end up on one worker") {
+    troupe_test::watchdog wd{"hand-off naps, random peers"};
+    constexpr int n = 120;
+    const long rounds = scaled(4000L);
+    long pinged = 0, crossed = 0;
+    bool napped = true;
+    {
+        troupe_test::leak_check no_leaks;
+        troupe::actor_system_config cfg;
+        cfg.workers = 2;
+        cfg.placement = troupe::external_placement::spread;
+        cfg.threads = troupe::worker_threads::kernel;  // user-thread workers do not nap
+        troupe::actor_system sys{cfg};
+        std::vector<peer> peers(static_cast<std::size_t>(n));
+        std::atomic<int> finished{0};
+        for (int i = 0; i < n; ++i) {
+            peer& p = peers[static_cast<std::size_t>(i)];
+            p.all = &peers;
+            p.rng = static_cast<std::uint64_t>(i) + 1;
+            p.left = rounds;
+            p.finished = &finished;
+            p.my_ping.from = &p;
+        }
+        for (auto& p : peers) p.send_ping();
+        troupe_test::wait_until([&] { return finished.load(std::memory_order_acquire) == n; });
+        for (auto& p : peers) p | troupe::finished_msg;
+        sys.stop();
+        long pongs = 0;
+        for (const auto& p : peers) {
+            pongs += p.pongs;
+            pinged += p.pinged;
+            crossed += p.crossed;
+        }
+        CHECK(pongs == n * rounds);
+        CHECK(pinged == n * rounds);
+        if constexpr (troupe::actor_statistics::built_in) napped = sys.statistics().naps > 0;
+    }  // the leak check (the report below allocates)
+    MESSAGE("pings that crossed workers: " << crossed << " of " << pinged);
+    // About half crossed before (the rule missed the pattern); a napping
+    // worker leaves the whole pattern to the other for up to 8 ms a nap.
+    if constexpr (!troupe_test::sanitized) CHECK(crossed * 4 < pinged);
+    CHECK(napped);
+}
+
+namespace {
+
 // External sends (from main) into a parked worker's range while the other
 // worker is awake between batches: the awake worker takes the envelope
 // over (executor::looker_takes_over) and the owner stays asleep. An idle

@@ -103,16 +103,19 @@ inline constexpr std::uint32_t long_batch_flush_check = 32;
 inline constexpr std::chrono::microseconds busy_park_period{2000};
 
 /// Napping (docs/actors.md, "Napping"): every this many deliveries a
-/// worker looks at what its batches sent. If at least half went to other
-/// workers' mailboxes and its batches averaged fewer than
-/// `nap_max_batch_average` messages, and another worker is awake, it naps
+/// worker looks at what its batches sent. If at least a third went to
+/// other workers' mailboxes, its batches averaged fewer than
+/// `nap_max_batch_average` messages and its deliveries took under
+/// `nap_max_ticks_per_message` timestamp ticks each (idle time included),
+/// and another worker is awake, it naps
 /// (announced idle, not woken by senders, its mailboxes run by the awake
 /// workers) for `nap_first`, then looks again after `nap_window_after`
 /// deliveries and naps twice as long while the pattern lasts, up to
 /// `nap_first << nap_doublings`.
 inline constexpr std::uint32_t nap_window = 4096;
 inline constexpr std::uint32_t nap_window_after = 128;
-inline constexpr std::uint32_t nap_max_batch_average = 4;
+inline constexpr std::uint32_t nap_max_batch_average = 8;
+inline constexpr std::uint64_t nap_max_ticks_per_message = 3000;
 inline constexpr std::chrono::microseconds nap_first{250};
 inline constexpr unsigned nap_doublings = 5;
 
