@@ -10,8 +10,20 @@
 namespace troupe::detail {
 
 // Returns false if it gave up waiting (timed park) instead of being woken.
+// Before this worker sleeps (a park or a nap): what it marked in
+// sent_to_napper_ goes to the nappers' shared flags, so the workers still
+// awake adopt it (an exchange, as after_send_to_sleeper's).
+void worker::hand_over_napper_marks() noexcept {
+    for (std::size_t i = 0; i < sent_to_napper_.size(); ++i)
+        if (sent_to_napper_[i]) {
+            sent_to_napper_[i] = 0;
+            exec.workers[i]->adoptable.exchange(true, std::memory_order_acq_rel);
+        }
+}
+
 bool worker::park_idle() noexcept {
     idle_group& g = exec.idle_;
+    hand_over_napper_marks();
     // Announce first (seq_cst RMW and word store, idle_group::announce_idle),
     // then look: a sender locks the mailbox after our look (then it sees
     // the announcement and wakes us) or before it (then we see its
@@ -180,8 +192,13 @@ unsigned worker::adopt_dozing() {
         // Only if somebody sent to its range since it was last scanned
         // (relaxed test first, then the acquire exchange that sees the
         // senders' appends): an idle range costs one load per pass.
-        if (!w->adoptable.load(std::memory_order_relaxed) ||
-            !w->adoptable.exchange(false, std::memory_order_acq_rel))
+        // Or if we sent to it while it napped (our own appends: program
+        // order and the mailbox locks make them visible to our scan).
+        const bool ours = nap_eligible_ && sent_to_napper_[w->index];
+        if (ours) sent_to_napper_[w->index] = 0;
+        if (!(w->adoptable.load(std::memory_order_relaxed) &&
+              w->adoptable.exchange(false, std::memory_order_acq_rel)) &&
+            !ours)
             continue;
         bool left = false;
         // Work piling up in a sleeper's range (more than one waiting
@@ -294,6 +311,7 @@ bool worker::should_nap() const noexcept {
 
 void worker::nap() noexcept {
     idle_group& g = exec.idle_;
+    hand_over_napper_marks();
     // As in park_idle: dozing before the announcement.
     dozing.store(true, std::memory_order_relaxed);
     g.stop_spinning(idle_);

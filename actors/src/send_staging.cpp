@@ -33,15 +33,21 @@ void worker::after_send_to_sleeper(mailbox& d) noexcept {
         // is parked.
         if (o == index) return;
         worker& owner = *exec.workers[o];
-        // An adopter that takes the flag (acquire) sees our append (an
-        // exchange: it continues the release sequence of other setters).
-        owner.adoptable.exchange(true, std::memory_order_acq_rel);
         // A napping owner is not woken: the awake workers adopt its range
         // (parking.cpp, "Napping"), and its nap is bounded. seq_cst: read
         // after our sleepers check saw its announcement, so a napper that
         // has since withdrawn reads as not napping here (it cleared the
         // flag before withdrawing) and is woken below if it parks again.
-        if (owner.napping.load(std::memory_order_seq_cst)) return;
+        // We are one of those awake workers: our next pass adopts the
+        // range (sent_to_napper_), whatever the others do. If the napper
+        // withdraws first, it scans its range itself.
+        if (owner.napping.load(std::memory_order_seq_cst)) {
+            sent_to_napper_[o] = 1;
+            return;
+        }
+        // An adopter that takes the flag (acquire) sees our append (an
+        // exchange: it continues the release sequence of other setters).
+        owner.adoptable.exchange(true, std::memory_order_acq_rel);
         // seq_cst load of o's sleep word: announced asleep and not yet
         // woken by anyone. Its `dozing` store came before that
         // announcement, so from here on we read dozing == true until o

@@ -304,6 +304,7 @@ private:
     void look_at_crossings() noexcept;
     bool should_nap() const noexcept;
     void nap() noexcept;
+    void hand_over_napper_marks() noexcept;
     bool take(mailbox & mb);
     unsigned adopt_dozing();
     unsigned waiting_in_range(const worker& w) const noexcept;
@@ -371,6 +372,15 @@ private:
     std::uint32_t win_msgs_ = 0, win_gulps_ = 0, win_cross_ = 0, nap_level_ = 0;
     std::uint32_t nap_look_at_ = defaults::actors::nap_window;
     std::uint64_t win_began_ = 0;  // timestamp() when this window began
+    // Napping workers whose ranges this worker appended to since its last
+    // adoption pass (indexed by worker; sized by start() when workers may
+    // nap). A send to a napper marks it here instead of exchanging the
+    // napper's shared `adoptable` flag: this worker is awake, and its own
+    // next pass (adopt_dozing, in the same pass as the batch that sent)
+    // scans the range, so no other worker needs to hear of the append.
+    // Saves two read-modify-writes per flush and pass while the other
+    // worker naps (Savina's big runs on one worker that way).
+    std::vector<std::uint8_t> sent_to_napper_;
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
     // Depth-first order (depth_first.cpp): 0 while this batch has created
