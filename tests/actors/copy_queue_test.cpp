@@ -230,7 +230,7 @@ long thread_minor_faults() {
 TEST_CASE("a burst's growth faults its pages in about once, not again at each doubling") {
     constexpr std::uint32_t n = std::uint32_t{1} << 21;  // 48 MiB of envelopes (64 checked)
     constexpr std::size_t bytes = sizeof(envelope) * n;
-    // What writing the burst once costs here (sanitizer shadow included).
+    // What writing the burst once costs here.
     void* plain =
         ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(plain != MAP_FAILED);
@@ -247,7 +247,10 @@ TEST_CASE("a burst's growth faults its pages in about once, not again at each do
     for (std::uintptr_t i = 1; i <= n; ++i) q.push(env(i));
     const long faults = thread_minor_faults() - before;
     INFO("faults while pushing " << faults << ", writing once " << once);
-    CHECK(faults * 2 < once * 3);
+    // A sanitizer's shadow of the moved pages faults anew (TSan: 68,000
+    // faults against 16,000 for writing once): there the test checks the
+    // contents only.
+    if constexpr (!troupe_test::sanitized) CHECK(faults * 2 < once * 3);
     // Every envelope survived the moves, in order.
     std::uintptr_t bad = 0;
     for (std::uintptr_t i = 1; i <= n; ++i)
