@@ -9,7 +9,6 @@
 
 namespace troupe::detail {
 
-// Returns false if it gave up waiting (timed park) instead of being woken.
 // Before this worker sleeps (a park or a nap): what it marked in
 // sent_to_napper_ goes to the nappers' shared flags, so the workers still
 // awake adopt it (an exchange, as after_send_to_sleeper's).
@@ -21,6 +20,7 @@ void worker::hand_over_napper_marks() noexcept {
         }
 }
 
+// Returns false if it gave up waiting (timed park) instead of being woken.
 bool worker::park_idle() noexcept {
     idle_group& g = exec.idle_;
     hand_over_napper_marks();
