@@ -106,8 +106,9 @@ inline constexpr std::chrono::microseconds busy_park_period{2000};
 /// worker looks at what its batches sent. If at least a third went to
 /// other workers' mailboxes, its batches averaged fewer than
 /// `nap_max_batch_average` messages and its deliveries took under
-/// `nap_max_ticks_per_message` timestamp ticks each (idle time included),
-/// and another worker is awake, it naps
+/// `nap_max_ticks_per_message` time-stamp counter ticks each (idle time
+/// included; judged at a first look only, not at the short look after a
+/// nap), and another worker is awake, it naps
 /// (announced idle, not woken by senders, its mailboxes run by the awake
 /// workers) for `nap_first`, then looks again after `nap_window_after`
 /// deliveries and naps twice as long while the pattern lasts, up to
