@@ -10,10 +10,15 @@
 
 namespace troupe::detail {
 
+namespace {
+constexpr std::size_t bytes_of(std::uint32_t n) noexcept { return sizeof(envelope) * n; }
+bool is_mapped(std::uint32_t n) noexcept { return bytes_of(n) >= mapped_min_bytes; }
+}  // namespace
+
 void copy_queue::append(const envelope* e, std::uint32_t n) {
     if (next_ == count_) next_ = count_ = 0;
     while (capacity_ - count_ < n) grow();
-    std::memcpy(static_cast<void*>(buf_ + count_), e, sizeof(envelope) * n);
+    std::memcpy(static_cast<void*>(buf_ + count_), e, bytes_of(n));
     count_ += n;
 }
 
@@ -24,11 +29,6 @@ void copy_queue::append(const envelope* e, std::uint32_t n) {
 // being copied into fresh pages that fault again (Savina's count at 1
 // worker: 2.5 million envelopes staged in one behaviour spent 30% of its
 // time in memmove and 31% in page faults of the doublings).
-namespace {
-constexpr std::size_t bytes_of(std::uint32_t n) noexcept { return sizeof(envelope) * n; }
-bool is_mapped(std::uint32_t n) noexcept { return bytes_of(n) >= mapped_min_bytes; }
-}  // namespace
-
 envelope* allocate_envelopes(std::uint32_t n) noexcept {
     if (!is_mapped(n)) return static_cast<envelope*>(::operator new(bytes_of(n), std::nothrow));
     void* p =
@@ -78,7 +78,7 @@ void copy_queue::grow() {
         if (!b) throw std::bad_alloc{};
         got = want;
     }
-    if (count_) std::memcpy(static_cast<void*>(b), buf_, sizeof(envelope) * count_);
+    if (count_) std::memcpy(static_cast<void*>(b), buf_, bytes_of(count_));
     if (cache && capacity_ > defaults::actors::copy_queue_retain_max) cache->give(buf_, capacity_);
     else release_envelopes(buf_, capacity_);
     buf_ = b;
@@ -105,7 +105,7 @@ burst_cache::~burst_cache() {
 }
 
 void burst_cache::give(envelope* buf, std::uint32_t n) noexcept {
-    const std::size_t size = sizeof(envelope) * n;
+    const std::size_t size = bytes_of(n);
     if (count_ == max_arrays || bytes_ + size > defaults::actors::burst_cache_bytes) {
         release_envelopes(buf, n);
         return;
@@ -121,7 +121,7 @@ envelope* burst_cache::take(std::uint32_t n, std::uint32_t& got) noexcept {
     if (best == count_) return nullptr;
     const entry e = arrays_[best];
     arrays_[best] = arrays_[--count_];
-    bytes_ -= sizeof(envelope) * e.n;
+    bytes_ -= bytes_of(e.n);
     got = e.n;
     return e.buf;
 }

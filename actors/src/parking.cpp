@@ -300,15 +300,12 @@ bool worker::should_nap() const noexcept {
     if (win_cross_ * 3 < win_msgs_ ||
         win_msgs_ >= defaults::actors::nap_max_batch_average * win_gulps_)
         return false;
-    // The clock, so time the kernel gave other threads counts too (the
-    // thread's CPU time is a system call, 3 µs on a paravirtualised VM;
-    // a trial with it made Savina's philosopher 3x slower at 2 workers,
-    // not understood). Only a first look
-    // (nap_window deliveries, milliseconds of budget) is judged by it: the
-    // short look after a nap (nap_window_after deliveries) would fail at
-    // any preemption, and end napping on a loaded machine (a test of
-    // napping run beside the test suite crossed 11% once in 20 runs,
-    // instead of under 1%).
+    // By the clock, so time the kernel gave other threads counts as slow
+    // work (the thread's CPU time is a system call, 3 µs on a
+    // paravirtualised VM). Only a first look (nap_window deliveries,
+    // milliseconds of budget) is judged by it: the short look after a nap
+    // (nap_window_after deliveries) would fail at any preemption and end
+    // napping on a loaded machine (docs/actors.md, "Napping").
     if (nap_level_ == 0 &&
         timestamp() - win_began_ >= defaults::actors::nap_max_ticks_per_message * win_msgs_)
         return false;

@@ -12,6 +12,7 @@
 
 #include "actor_fixture.hpp"
 #include "leak_check.hpp"
+#include "troupe/detail/fast_rng.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
 
@@ -292,15 +293,14 @@ struct pong : troupe::message {};
 
 struct peer : troupe::actor {
     std::vector<peer>* all = nullptr;
-    std::uint64_t rng = 0;
+    troupe::detail::fast_rng rng{1};
     long left = 0, pongs = 0, crossed = 0, pinged = 0;
     std::atomic<int>* finished = nullptr;
     ping my_ping;
     pong my_pong;
 
     void send_ping() {
-        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-        peer& to = (*all)[static_cast<std::size_t>((rng >> 33) % all->size())];
+        peer& to = (*all)[rng.below(all->size())];
         my_ping.sent_on = &troupe::this_context();
         to | my_ping;
     }
@@ -338,7 +338,7 @@ TEST_CASE("actors that ping random peers end up on one worker") {
         for (int i = 0; i < n; ++i) {
             peer& p = peers[static_cast<std::size_t>(i)];
             p.all = &peers;
-            p.rng = static_cast<std::uint64_t>(i) + 1;
+            p.rng = troupe::detail::fast_rng{troupe::detail::fast_rng::seed_for(i)};
             p.left = rounds;
             p.finished = &finished;
             p.my_ping.from = &p;
