@@ -150,6 +150,13 @@ struct request_tag {
     /// timer and what a late answer signals. Owned by the requester's side
     /// (freed by reset() or the destructor).
     deadline_ask* deadline = nullptr;
+    /// Takers writing a reply into this request now (troupe-remote's ask
+    /// table: raised under its lock when a reply, a rank's end or a
+    /// deadline takes the ask, lowered with a release as the write's last
+    /// touch of the request). Per request, so the request's destructor
+    /// waits for its own reply's write and no other. Accessed only through
+    /// std::atomic_ref.
+    std::uint32_t replies_writing = 0;
 };
 
 /// ask(): counts `q` in the asks outstanding of `a`'s system (nothing if

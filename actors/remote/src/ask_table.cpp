@@ -98,10 +98,8 @@ ask_table::completion ask_table::expire(std::uint64_t id) noexcept {
         c.name = s.name;
         s.q = nullptr;
         s.abandoned = true;
-        s.timed_out = true;  // the record stays: the slot's freer releases it
-        // Under the lock: an abandon() that misses the slot sees this.
-        completing_.store(c.q, std::memory_order_release);
-        c.table_ = this;
+        s.timed_out = true;    // the record stays: the slot's freer releases it
+        begin_write(c, *c.q);  // under the lock: an abandon() that misses the slot sees it
     }
     lock_.unlock();
     if (c.q) {
@@ -161,15 +159,13 @@ bool ask_table::abandon(troupe::detail::request_tag& q, std::uint64_t id) noexce
         return true;
     }
     // Either ended, or a taker has the slot and is writing the reply now
-    // (it set completing_ under this lock): wait for the end of that write,
-    // which is short and never parks. Acquire on every load, and every
-    // store to completing_ is a release: whichever value we read (nullptr
-    // after the write, or a later ask's request) was stored after the write
-    // into `q` ended, so the destructor that follows sees all of it.
-    const bool writing = completing_.load(std::memory_order_acquire) == &q;
+    // (it raised q's count under this lock, so we see it): wait for the end
+    // of that write, which is short and never parks. The acquire load that
+    // reads zero reads the taker's release decrement (or a later value in
+    // its release sequence), so the destructor that follows sees the whole
+    // write.
     lock_.unlock();
-    if (writing)
-        while (completing_.load(std::memory_order_acquire) == &q) std::this_thread::yield();
+    while (writing(q)) std::this_thread::yield();
     return false;
 }
 

@@ -34,11 +34,16 @@
 //     lowers it once. An abandoned slot is not counted: a reply that never
 //     comes must not keep a core polling.
 //   - A request is never written after abandon() returns for it: a taker
-//     publishes the request it is completing in completing_ (stored under
-//     lock_, cleared with a release once the write is over), and abandon()
-//     that finds its slot taken waits until completing_ no longer holds
-//     its request (acquire loads), so the destructor that follows sees the
-//     whole write.
+//     raises the request's own count of writes in progress
+//     (request_tag::replies_writing) under lock_ as it takes the slot, and
+//     lowers it with a release as the write's last touch of the request;
+//     abandon() that finds its slot taken waits until that count is zero
+//     (acquire loads), so the destructor that follows sees the whole
+//     write. The count is the request's, not the table's: takers run at
+//     once (a reply on the progress thread, a deadline on the timer
+//     service's), and one taker ending its write must not release the
+//     abandon() of another's request (a single table-wide "completing"
+//     word did: TSan caught a write after abandon() returned).
 //   - lock_ is held for a few loads and stores only, never across user
 //     code, an allocation (add() grows the table with it held, but throws
 //     with nothing changed) or a park: spinning on it always ends.
@@ -110,6 +115,13 @@ public:
     /// request cycle's edge out of this rank). Nothrow; takes the lock.
     bool find_by_reply(const void* reply, ask_seen& out) noexcept;
 
+    /// Whether a taker is writing a reply into `q` now (abandon() waits
+    /// for it). Nothrow.
+    static bool writing(const troupe::detail::request_tag& q) noexcept {
+        return std::atomic_ref{const_cast<std::uint32_t&>(q.replies_writing)}.load(
+                   std::memory_order_acquire) != 0;
+    }
+
     /// Ends live ask `id` whose frame was never shipped; false if it had
     /// ended already (taken by take_to, say).
     bool cancel(std::uint64_t id) noexcept;
@@ -127,25 +139,25 @@ public:
     public:
         completion() noexcept = default;
         completion(completion&& o) noexcept
-            : table_(o.table_),
+            : writing_(o.writing_),
               deadline_(o.deadline_),
               q(o.q),
               fn(o.fn),
               name(o.name),
               found(o.found) {
-            o.table_ = nullptr;
+            o.writing_ = nullptr;
             o.deadline_ = nullptr;
         }
         completion& operator=(completion&& o) noexcept {
             done();
             release(deadline_);
-            table_ = o.table_;
+            writing_ = o.writing_;
             deadline_ = o.deadline_;
             q = o.q;
             fn = o.fn;
             name = o.name;
             found = o.found;
-            o.table_ = nullptr;
+            o.writing_ = nullptr;
             o.deadline_ = nullptr;
             return *this;
         }
@@ -159,7 +171,8 @@ public:
 
     private:
         friend class ask_table;
-        ask_table* table_ = nullptr;        // set while q is being written
+        // q while it is being written (its replies_writing raised by us)
+        troupe::detail::request_tag* writing_ = nullptr;
         ask_deadline* deadline_ = nullptr;  // the freed slot's, to release
 
     public:
@@ -217,6 +230,13 @@ private:
     }
     // Under lock_: frees slot idx (live or abandoned) into a completion.
     completion take_slot(std::uint32_t idx) noexcept;
+    // Under lock_: `c` writes into request q from now until c.done().
+    static void begin_write(completion& c, troupe::detail::request_tag& q) noexcept {
+        // Relaxed: lock_'s release publishes it to an abandon() that takes
+        // lock_ after us; the count's own release sequence orders the rest.
+        std::atomic_ref{q.replies_writing}.fetch_add(1, std::memory_order_relaxed);
+        c.writing_ = &q;
+    }
     // The deadline of ask `id` passed: takes a live slot's request as take()
     // does, leaving the slot abandoned (timed out) with its record.
     completion expire(std::uint64_t id) noexcept;
@@ -226,8 +246,6 @@ private:
     troupe::spinlock lock_{"troupe::remote asks"};
     std::vector<slot> slots_;
     std::uint32_t free_ = 0;  // index + 1 of the first free slot, 0: none
-    // The request whose reply a taker is writing (see the invariants).
-    std::atomic<troupe::detail::request_tag*> completing_{nullptr};
     std::atomic<std::uint64_t> timed_out_{0}, late_replies_{0};
 };
 
@@ -280,11 +298,7 @@ inline ask_table::completion ask_table::take_slot(std::uint32_t idx) noexcept {
     s.timed_out = false;
     s.next_free = free_;
     free_ = idx + 1;
-    if (c.q) {
-        // Under the lock: an abandon() that misses the slot sees this.
-        completing_.store(c.q, std::memory_order_release);
-        c.table_ = this;
-    }
+    if (c.q) begin_write(c, *c.q);  // under the lock: an abandon() that misses the slot sees it
     return c;
 }
 
@@ -305,10 +319,12 @@ inline ask_table::completion ask_table::take(std::uint64_t id) noexcept {
 }
 
 inline void ask_table::completion::done() noexcept {
-    if (!table_) return;
-    // Release: abandon() reading this is ordered after the write into q.
-    table_->completing_.store(nullptr, std::memory_order_release);
-    table_ = nullptr;
+    if (!writing_) return;
+    // Release, and our last touch of the request: abandon() reading the
+    // count this leaves (or a later one in its release sequence) is ordered
+    // after the write into q.
+    std::atomic_ref{writing_->replies_writing}.fetch_sub(1, std::memory_order_release);
+    writing_ = nullptr;
 }
 
 inline bool ask_table::pending(std::uint64_t id) noexcept {

@@ -105,6 +105,36 @@ TEST_CASE("ask table: an abandoned ask is uncounted, and its late reply frees th
     CHECK(q.ends == 0);
 }
 
+TEST_CASE("ask table: two takers write at once; each request waits for its own write") {
+    // A reply (the progress thread) and a rank's end or a deadline (the
+    // timer service) can each be writing into a different request at once.
+    // The second write ending must not tell the first request's destructor
+    // that its write is over: with one table-wide "completing" word it did,
+    // and ~request freed q1 under its reply's write (a TSan report in the
+    // race below, 1 run in many).
+    troupe_test::leak_check no_leaks;
+    std::atomic<int> awaited{0};
+    rd::ask_table t{awaited};
+    test_request q1, q2;
+    const std::uint64_t id1 = t.add(q1, &complete, 1, "test.first");
+    const std::uint64_t id2 = t.add(q2, &complete, 2, "test.second");
+    rd::ask_table::completion c1 = t.take(id1);
+    REQUIRE(c1.q == &q1);
+    CHECK(rd::ask_table::writing(q1));
+    {
+        rd::ask_table::completion c2 = t.take_to(2);
+        REQUIRE(c2.q == &q2);
+        CHECK(rd::ask_table::writing(q2));
+    }  // the second write ends first
+    CHECK_FALSE(rd::ask_table::writing(q2));
+    CHECK(rd::ask_table::writing(q1));  // what abandon(q1) waits on
+    c1.done();
+    CHECK_FALSE(rd::ask_table::writing(q1));
+    CHECK_FALSE(t.abandon(q1, id1));  // taken: nothing to abandon, nothing to wait for
+    CHECK_FALSE(t.abandon(q2, id2));
+    CHECK(awaited == 0);
+}
+
 TEST_CASE("ask table: a rank's end takes its asks, live and abandoned, and no other") {
     troupe_test::leak_check no_leaks;
     std::atomic<int> awaited{0};
