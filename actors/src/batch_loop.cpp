@@ -35,6 +35,7 @@ worker::worker(executor& ex, std::size_t i, std::size_t b, std::size_t e)
 worker::~worker() {
     delete local_;
     delete spare_;
+    free_value_blocks();
 }
 
 void worker::start() {

@@ -147,6 +147,9 @@ class [[gnu::visibility("hidden")]] worker {
 public:
     worker(executor & ex, std::size_t index, std::size_t slot_begin, std::size_t slot_end);
     ~worker();
+    // Gives every kept value-send block back to ::operator delete
+    // (value_blocks.cpp).
+    void free_value_blocks() noexcept;
     worker(const worker&) = delete;
 
     void start();
@@ -381,6 +384,19 @@ private:
     // Saves two read-modify-writes per flush and pass while the other
     // worker naps (Savina's big runs on one worker that way).
     std::vector<std::uint8_t> sent_to_napper_;
+
+public:
+    // Value sends' blocks this worker keeps (value_blocks.cpp), by size in
+    // 8-byte words, each list singly linked through the blocks' first
+    // word. Touched only by the thread running as this worker (tls_worker);
+    // freed by the destructor.
+    struct value_block_list {
+        void* head = nullptr;
+    };
+    value_block_list value_blocks[value_block_max / 8 + 1];
+    std::size_t value_blocks_kept = 0;  // bytes in all the lists
+
+private:
     // Sends to running_ that may still join the batch (fairness bound).
     std::uint32_t local_budget_ = 0;
     // Depth-first order (depth_first.cpp): 0 while this batch has created

@@ -34,6 +34,7 @@ class message;
 namespace detail {
 struct send_access;
 struct worker_access;
+struct value_block_access;
 struct dispatch_names;
 void message_destroyed_unsent(const message& m) noexcept;
 void message_destroyed_queued(const message& m, const dispatch_names* to,
@@ -94,8 +95,15 @@ protected:
 private:
     friend struct detail::send_access;
     friend struct detail::worker_access;
+    friend struct detail::value_block_access;
 
     allocation alloc_ = Nodelete;
+    // A value send's message (troupe::send<M>): its block's size in 8-byte
+    // words, the block being exactly that many bytes from ::operator new
+    // (or a worker's free list of such blocks), which `Delete` returns to
+    // the running worker's free list. 0 for every other message (and for
+    // a copy: the copy's storage is its maker's).
+    std::uint8_t value_block_words_ = 0;
 #if defined(TROUPE_CHECKED)
     // Set by every send; also set for messages that are exempt from the
     // "destroyed unsent" check (the builtin poison pills).
