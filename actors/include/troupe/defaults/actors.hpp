@@ -130,12 +130,14 @@ inline constexpr unsigned nap_doublings = 5;
 
 /// Value sends' blocks (troupe::send<M>): a worker keeps up to this many
 /// bytes of freed blocks, all sizes together, for its behaviours' next
-/// value sends; beyond it, blocks go back to ::operator delete. A stage
-/// that holds half of a stream and passes it on at the end (Savina's
-/// radixsort: 50,000 messages of 32 bytes at once) takes its burst from
-/// what it kept; 64 KiB a size kept only 4% of it. The bound of a thread
-/// cache in tcmalloc is of the same order.
-inline constexpr std::size_t value_blocks_kept_max = 4 * 1024 * 1024;
+/// value sends; beyond it, blocks go back to ::operator delete. A chain of
+/// value sends needs a few blocks; a burst needs its own size (Savina's
+/// radixsort: 50,000 messages of 32 bytes at a stage's end, 1.6 MiB). The
+/// bound is also what a worker may hold that other workers cannot use
+/// (blocks freed where they are not sent again): at 1 MiB, Savina's sieve
+/// at 2 workers peaked 1 MiB higher, over CAF's; docs/actors.md, "Value
+/// sends".
+inline constexpr std::size_t value_blocks_kept_max = 256 * 1024;
 
 /// Empty passes (with a pause between them) an idle worker makes before it
 /// parks on a futex. Bounds idle CPU use; a wake costs a futex round trip.
