@@ -40,6 +40,15 @@ void value_block_give(void* p, std::size_t bytes) noexcept {
     ::operator delete(p, bytes);
 }
 
+void delete_value_message(message& m) {
+    const std::size_t n = value_block_access::bytes(m);
+    // The most-derived object's address, read before it is gone; the
+    // virtual destructor call destroys the whole object.
+    void* block = dynamic_cast<void*>(&m);
+    m.~message();
+    value_block_give(block, n);
+}
+
 void worker::free_value_blocks() noexcept {
     for (std::size_t words = 1; words < std::size(value_blocks); ++words) {
         value_block_list& l = value_blocks[words];
