@@ -97,8 +97,11 @@ void run_ring(troupe::actor_system_config cfg, long n, long hops) {
     }
     CHECK(received == hops + 1 + n - 1);
     // The parked worker never ran a behaviour: before the fix every hop into
-    // its mailboxes woke it, and it ran those links itself.
-    CHECK(contexts.size() == 1);
+    // its mailboxes woke it, and it ran those links itself. Release builds
+    // only: under a sanitizer a batch that runs long (or is preempted) lets
+    // the other worker steal a link, as it should (seen in the threadring
+    // case under TSan in CI and under ASan beside a build, 2026-11-28).
+    if constexpr (!troupe_test::sanitized) CHECK(contexts.size() == 1);
     const auto s = sys.statistics();
     if constexpr (troupe::actor_statistics::built_in) {
         CHECK(s.wakes_taken_over > 0);
