@@ -41,6 +41,7 @@ worker::~worker() {
 void worker::start() {
     // User-thread workers share processors, which a nap would not free.
     nap_eligible_ = exec.stealing && !exec.user_threads && exec.workers.size() >= 2;
+    value_depot_ = exec.workers.size() >= 2;
     if (nap_eligible_) sent_to_napper_.assign(exec.workers.size(), 0);
     if (exec.stealing) {
         victim_context c;

@@ -22,6 +22,7 @@
 #include "troupe/detail/idle_group.hpp"
 #include "troupe/detail/mailbox.hpp"
 #include "troupe/monitor.hpp"
+#include "troupe/spinlock.hpp"
 #include "troupe/thread.hpp"
 #include "troupe/topology.hpp"
 #include "troupe/victim_selector.hpp"
@@ -106,6 +107,23 @@ struct workers_view {
 // Looks at the workers of `ex` (a running system: its workers started and
 // not joined). Takes mailbox locks briefly; allocates.
 workers_view look_at_workers(executor& ex);
+
+// Value-send blocks on their way between an executor's workers
+// (value_blocks.cpp): per size in 8-byte words, a stack of chains of
+// defaults value_block_chain blocks. A chain is linked through its blocks'
+// first words and ends in null; the stack through each chain's first
+// block's second word (a pooled message is at least two words). Any worker
+// of the executor puts and takes whole chains under `lock`; the lock's
+// release and acquire order the blocks' last writes on one worker before
+// their reuse on another.
+struct [[gnu::visibility("hidden")]] value_block_depot {
+    value_block_depot() = default;
+    value_block_depot(const value_block_depot&) = delete;
+    ~value_block_depot();  // gives every block to ::operator delete
+    troupe::spinlock lock{"value block depot"};
+    std::atomic<void*> chains[value_block_max / 8 + 1] = {};  // stored under lock
+    std::size_t bytes = 0;                                    // in all the chains
+};
 
 class [[gnu::visibility("hidden")]] executor {
 public:
@@ -203,6 +221,12 @@ private:
     void report_leftovers();
     stop_report survivors() const;
     actor_statistics final_stats_{};
+
+public:
+    // Value-send blocks between the workers (value_blocks.cpp). Only a
+    // running worker's thread uses it, so it may go before the workers'
+    // destructors run; last, as it is cold.
+    value_block_depot value_depot;
 };
 
 // The executor new actors join when nothing more specific applies.

@@ -385,16 +385,17 @@ private:
     // worker naps (Savina's big runs on one worker that way).
     std::vector<std::uint8_t> sent_to_napper_;
 
-public:
+private:
     // Value sends' blocks this worker keeps (value_blocks.cpp), by size in
     // 8-byte words, each list singly linked through the blocks' first
-    // word. Touched only by the thread running as this worker (tls_worker);
-    // freed by the destructor.
-    struct value_block_list {
-        void* head = nullptr;
-    };
-    value_block_list value_blocks[value_block_max / 8 + 1];
-    std::size_t value_blocks_kept = 0;  // bytes in all the lists
+    // word; value_blocks_kept_ bytes in all, at most defaults
+    // value_blocks_kept_max. Touched only by the thread running as this
+    // worker (tls_worker); freed by the destructor. The spill lists, for
+    // the blocks freed beyond the bound, are at the end of the class.
+    friend void* value_block_take(std::size_t bytes);
+    friend void value_block_give(void* p, std::size_t bytes) noexcept;
+    void* value_blocks_[value_block_max / 8 + 1] = {};
+    std::size_t value_blocks_kept_ = 0;
 
 private:
     // Sends to running_ that may still join the batch (fairness bound).
@@ -461,6 +462,18 @@ public:
     // (copy_queue::grow and cut_back on this worker's thread only). Last:
     // cold, and 528 bytes that would otherwise shift the hot fields above.
     burst_cache bursts;
+
+private:
+    // Value-send blocks freed beyond value_blocks_kept_max, by size, on
+    // their way to the executor's depot a chain at a time (count: blocks in
+    // the chain so far); value_depot_: this system has another worker that
+    // may take them (set by start()). Cold, so last.
+    struct value_spill {
+        void* head = nullptr;
+        std::uint32_t count = 0;
+    };
+    value_spill value_spill_[value_block_max / 8 + 1];
+    bool value_depot_ = false;
 };
 
 // The worker running on this kernel thread, or nullptr. Constant-initialised

@@ -370,12 +370,14 @@ inline constexpr bool value_blocks_pooled = false;
 inline constexpr bool value_blocks_pooled = true;
 #endif
 /// A block of exactly `bytes` (a multiple of 8, at most value_block_max)
-/// bytes: from the calling worker's free list, else ::operator new. Throws
-/// what ::operator new throws.
+/// bytes: from the calling worker's free list, else (in a system of two or
+/// more workers) a chain of them from the system's depot, else ::operator
+/// new. Throws what ::operator new throws.
 void* value_block_take(std::size_t bytes);
 /// Gives back a block of exactly `bytes` bytes from value_block_take (or
 /// ::operator new(bytes)): to the calling worker's free list while it
-/// holds fewer than its bound, else ::operator delete. Never throws.
+/// holds fewer than its bound, else towards the system's depot (two or
+/// more workers), else ::operator delete. Never throws.
 void value_block_give(void* p, std::size_t bytes) noexcept;
 
 template <class M>

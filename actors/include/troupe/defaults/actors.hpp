@@ -130,7 +130,8 @@ inline constexpr unsigned nap_doublings = 5;
 
 /// Value sends' blocks (troupe::send<M>): a worker keeps up to this many
 /// bytes of freed blocks, all sizes together, for its behaviours' next
-/// value sends; beyond it, blocks go back to ::operator delete. A chain of
+/// value sends; beyond it, blocks go to the system's depot (two or more
+/// workers: value_block_chain) or back to ::operator delete. A chain of
 /// value sends needs a few blocks; a burst needs its own size (Savina's
 /// radixsort: 50,000 messages of 32 bytes at a stage's end, 1.6 MiB). The
 /// bound is also what a worker may hold that other workers cannot use
@@ -138,6 +139,18 @@ inline constexpr unsigned nap_doublings = 5;
 /// at 2 workers peaked 1 MiB higher, over CAF's; docs/actors.md, "Value
 /// sends".
 inline constexpr std::size_t value_blocks_kept_max = 256 * 1024;
+
+/// Value-send blocks a worker frees beyond value_blocks_kept_max go to its
+/// system's depot in chains of this many blocks of one size, where a worker
+/// whose own list is empty takes a chain (one lock for the lot) before it
+/// calls ::operator new. Across workers a pipeline allocates on one and
+/// frees on the other (Savina's radixsort at 2 workers: 53% of its samples
+/// in glibc's malloc and free), and glibc cannot give one thread's frees to
+/// another's mallocs cheaply.
+inline constexpr std::uint32_t value_block_chain = 32;
+/// The depot's bound, bytes in all its chains together, per actor system.
+/// A chain that would pass it goes back to ::operator delete.
+inline constexpr std::size_t value_block_depot_max = 512 * 1024;
 
 /// Empty passes (with a pause between them) an idle worker makes before it
 /// parks on a futex. Bounds idle CPU use; a wake costs a futex round trip.
