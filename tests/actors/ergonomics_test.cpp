@@ -1,6 +1,7 @@
 // Ergonomics: value sends, a stop that reports who is still alive,
 // the misuse-report policy per kind, type names as the user wrote them,
 // statistics in a build without them.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <sstream>
@@ -164,72 +165,85 @@ TEST_CASE("value sends on one worker reuse the blocks its deliveries freed") {
 
 namespace {
 
-// A one-way pipeline across two workers: the producer (worker 0) value-sends
-// rounds of `round` items to the consumer (worker 1), which frees them and
+// A one-way pipeline across two workers: the producer value-sends rounds of
+// `round` items to the consumer, on the other worker, which frees them and
 // grants the next round with a static credit. Every item is allocated on
-// worker 0 and freed on worker 1.
+// the producer's worker and freed on the consumer's.
+template <std::size_t Words>
 struct item : troupe::message {
-    long n;
-    explicit item(long v) : n(v) {}
+    long n[Words];
+    explicit item(long v) : n{v} {}
 };
 struct credit : troupe::message {};
+template <class Item>
 struct producer;
+template <class Item>
 struct consumer : troupe::actor {
     static constexpr long round = 64;  // two chains of the depot
-    producer* to = nullptr;
+    producer<Item>* to = nullptr;
     long got = 0;
     // Two credits in turn: the one sent for round r is sent again for round
     // r + 2, after the producer's receive of it has returned.
     credit credits[2];
-    troupe::allocation receive(item&);
+    troupe::allocation receive(Item&) {
+        if (++got % round == 0) *to | credits[(got / round) % 2];
+        return troupe::Nodelete;
+    }
 };
+template <class Item>
 struct producer : troupe::actor {
-    consumer* to = nullptr;
-    long rounds = 0, count_from = 0, done = 0;
+    consumer<Item>* to = nullptr;
+    long rounds = 0, count_from = -1, done = 0;
     std::unique_ptr<troupe_test::fail_allocation> counter;
     std::size_t allocations = 0;
     troupe::allocation receive(credit&) {
         if (done == count_from)
             counter = std::make_unique<troupe_test::fail_allocation>(~std::size_t{0});
         if (done == rounds) {
-            allocations = counter->seen();
+            if (counter) allocations = counter->seen();
             counter.reset();
             *to | troupe::finished_msg;
             return troupe::Finished;
         }
-        for (long i = 0; i < consumer::round; ++i) troupe::send<item>(*to, i);
+        for (long i = 0; i < consumer<Item>::round; ++i) troupe::send<Item>(*to, i);
         ++done;
         return troupe::Nodelete;
     }
 };
-troupe::allocation consumer::receive(item&) {
-    if (++got % round == 0) *to | credits[(got / round) % 2];
-    return troupe::Nodelete;
-}
 
-}  // namespace
-
-TEST_CASE("value sends across workers: blocks freed on one worker come back to the other's sends") {
-    // Stealing off and one mailbox per worker: actor i created from main
-    // lives in mailbox i, on worker i, for good (spread placement).
+// Stealing off and one mailbox per worker: actor i created from main lives
+// in mailbox i mod 2, on worker i mod 2, for good (spread placement).
+troupe::actor_system_config two_fixed_workers() {
     troupe::actor_system_config cfg = troupe_test::workers(2);
     cfg.threads = troupe::worker_threads::kernel;
     cfg.stealing = false;
     cfg.queues_per_worker = 1;
     cfg.placement = troupe::external_placement::spread;
-    // The consumer keeps its first value_blocks_kept_max bytes; only what it
-    // frees beyond them can come back, so warm up past that twice over.
-    const long warm_items =
-        2 * static_cast<long>(troupe::defaults::actors::value_blocks_kept_max / sizeof(item));
-    const long warm = warm_items / consumer::round + 1;
+    return cfg;
+}
+
+// Rounds that take a consumer past the blocks its worker keeps, twice over:
+// only what it frees beyond them can come back.
+template <class Item>
+long warm_rounds() {
+    return 2 * static_cast<long>(troupe::defaults::actors::value_blocks_kept_max / sizeof(Item)) /
+               consumer<Item>::round +
+           1;
+}
+
+}  // namespace
+
+TEST_CASE("value sends across workers: blocks freed on one worker come back to the other's sends") {
+    using one = item<1>;
+    const long warm = warm_rounds<one>();
     const long counted = 100;
     std::size_t allocations = 0;
     bool finished = false;
     {
         troupe_test::leak_check no_leaks;  // workers and the depot give back what they kept
-        troupe::actor_system sys{cfg};
-        producer p;
-        consumer c;
+        troupe::actor_system sys{two_fixed_workers()};
+        producer<one> p;  // worker 0
+        consumer<one> c;  // worker 1
         p.to = &c;
         c.to = &p;
         p.rounds = warm + counted;
@@ -241,17 +255,51 @@ TEST_CASE("value sends across workers: blocks freed on one worker come back to t
         allocations = p.allocations;
     }
     REQUIRE(finished);
-    MESSAGE("allocations over " << counted * consumer::round << " items: " << allocations);
+    MESSAGE("allocations over " << counted * consumer<one>::round << " items: " << allocations);
     if constexpr (troupe::detail::value_blocks_pooled) {
         // Blocks come back from the consumer's worker a chain at a time, so
         // the producer allocates only while fewer blocks than a round and a
         // chain circulate. Before the depot, the consumer's worker gave
         // every block beyond its bound to ::operator delete and the
         // producer allocated one per item (6,400 here).
-        CHECK(allocations <= static_cast<std::size_t>(2 * consumer::round));
+        CHECK(allocations <= static_cast<std::size_t>(2 * consumer<one>::round));
     } else {
-        CHECK(allocations >= static_cast<std::size_t>(counted * consumer::round));
+        CHECK(allocations >= static_cast<std::size_t>(counted * consumer<one>::round));
     }
+}
+
+TEST_CASE("value sends across workers: both ways at once, two sizes, nothing lost or leaked") {
+    // Each worker produces one size and frees the other, so both spill into
+    // the depot and take from it at the same time (a stress of its lock for
+    // the sanitizer builds); every item arrives and every block is freed.
+    using small = item<1>;
+    using large = item<5>;
+    const long rounds = 2 * std::max(warm_rounds<small>(), warm_rounds<large>());
+    bool finished = false;
+    long got_small = 0, got_large = 0;
+    {
+        troupe_test::leak_check no_leaks;
+        troupe::actor_system sys{two_fixed_workers()};
+        producer<small> ps;  // worker 0
+        consumer<small> cs;  // worker 1
+        consumer<large> cl;  // worker 0
+        producer<large> pl;  // worker 1
+        ps.to = &cs;
+        cs.to = &ps;
+        pl.to = &cl;
+        cl.to = &pl;
+        ps.rounds = pl.rounds = rounds;
+        credit start_small, start_large;
+        ps | start_small;
+        pl | start_large;
+        sys.stop();
+        finished = ps.finished() && cs.finished() && pl.finished() && cl.finished();
+        got_small = cs.got;
+        got_large = cl.got;
+    }
+    REQUIRE(finished);
+    CHECK(got_small == rounds * consumer<small>::round);
+    CHECK(got_large == rounds * consumer<large>::round);
 }
 
 namespace {
