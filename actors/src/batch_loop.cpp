@@ -10,6 +10,7 @@
 #include "executor.hpp"
 #include "troupe/config.hpp"
 #include "troupe/detail/idle_poll.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/thread.hpp"
 
@@ -61,6 +62,9 @@ void worker::start() {
         user_thread_ = troupe::thread(a, [this] { run(); });
     } else {
         thread_ = std::thread([this] { run(); });
+        char name[16];
+        std::snprintf(name, sizeof name, "troupe-actor-%zu", index);
+        name_kernel_thread(thread_, name);
     }
 }
 

@@ -261,6 +261,7 @@ private:
     }
 
     static void* run(void* self) {
+        name_this_kernel_thread("troupe-actimer");
         static_cast<timer_queue*>(self)->loop();
         return nullptr;
     }

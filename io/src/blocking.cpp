@@ -39,6 +39,7 @@ struct pool {
     int idle = 0;
 
     static void* helper_main(void* self) {
+        troupe::detail::name_this_kernel_thread("troupe-io-help");
         auto* p = static_cast<pool*>(self);
         std::unique_lock g{p->m};
         for (;;) {

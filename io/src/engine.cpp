@@ -477,6 +477,7 @@ public:
 
 private:
     static void* run(void* self) {
+        troupe::detail::name_this_kernel_thread("troupe-io");
         troupe::detail::trace::label_thread("io poller (epoll)", troupe::detail::trace::no_index,
                                             nullptr);
         auto* e = static_cast<epoll_engine*>(self);
@@ -761,6 +762,7 @@ private:
     }
 
     static void* run(void* self) {
+        troupe::detail::name_this_kernel_thread("troupe-io");
         troupe::detail::trace::label_thread("io poller (io_uring)", troupe::detail::trace::no_index,
                                             nullptr);
         auto* e = static_cast<uring_engine*>(self);

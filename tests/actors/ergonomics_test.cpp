@@ -12,6 +12,7 @@
 #include "alloc_fail.hpp"
 #include "capture_stderr.hpp"
 #include "leak_check.hpp"
+#include "thread_names.hpp"
 
 using troupe_test::contains;
 using troupe_test::misuse_recorder;
@@ -300,6 +301,23 @@ TEST_CASE("value sends across workers: both ways at once, two sizes, nothing los
     REQUIRE(finished);
     CHECK(got_small == rounds * consumer<small>::round);
     CHECK(got_large == rounds * consumer<large>::round);
+}
+
+TEST_CASE("kernel-thread workers are named troupe-actor-N, as top and gdb show them") {
+    const auto before = troupe_test::thread_names();
+    troupe::actor_system_config cfg = troupe_test::workers(2);
+    cfg.threads = troupe::worker_threads::kernel;
+    troupe::actor_system sys{cfg};
+    const auto during = troupe_test::thread_names();
+    for (int i = 0; i < 2; ++i) {
+        const std::string name = "troupe-actor-" + std::to_string(i);
+        CAPTURE(name);
+        const auto was = before.find(name);
+        const auto now = during.find(name);
+        REQUIRE(now != during.end());
+        CHECK(now->second == (was == before.end() ? 0 : was->second) + 1);
+    }
+    sys.stop();
 }
 
 namespace {

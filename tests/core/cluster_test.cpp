@@ -1,9 +1,12 @@
 // Clusters: defaults, independent pools, resizing, the processors RAII.
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "fixture.hpp"
+#include "thread_names.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/semaphore.hpp"
 #include "troupe/thread.hpp"
 
@@ -104,4 +107,30 @@ TEST_CASE("a cluster's destructor waits for threads whose handles were moved awa
         CHECK(done.load() == 1);
     }
     CHECK(done.load() == 1);
+}
+
+TEST_CASE("a cluster's kernel threads are named troupe-proc-N, as top and gdb show them") {
+    // Counts, as other clusters (the default one) may carry the same names.
+    const auto before = troupe_test::thread_names();
+    {
+        troupe::cluster c{3};
+        const auto during = troupe_test::thread_names();
+        for (int i = 0; i < 3; ++i) {
+            const std::string name = "troupe-proc-" + std::to_string(i);
+            CAPTURE(name);
+            const auto was = before.find(name);
+            const auto now = during.find(name);
+            REQUIRE(now != during.end());
+            CHECK(now->second == (was == before.end() ? 0 : was->second) + 1);
+        }
+    }
+    // A name longer than the kernel's 15 bytes is cut, not refused.
+    std::atomic<bool> go{false};
+    std::thread t{[&] {
+        while (!go.load()) std::this_thread::yield();
+    }};
+    troupe::detail::name_kernel_thread(t, "troupe-a-name-longer-than-fifteen");
+    CHECK(troupe_test::thread_names().count("troupe-a-name-l") == 1);
+    go = true;
+    t.join();
 }

@@ -1,6 +1,7 @@
 // The progress policy: who polls MPI when (progress.hpp states it and its
 // invariants; docs/remote.md, "Progress", says why).
 #include "progress.hpp"
+#include "troupe/detail/service_thread.hpp"
 
 #include <algorithm>
 #include <future>
@@ -43,6 +44,7 @@ void progress::start() {
         started.set_value();
         run();
     });
+    troupe::detail::name_kernel_thread(thread_, "troupe-remote");
     started.get_future().wait();
 }
 

@@ -46,6 +46,7 @@ constinit std::atomic<bool> fatal_seen{false};
 constexpr auto flush_limit = std::chrono::seconds(10);
 
 void* flusher_main(void*) {
+    name_this_kernel_thread("troupe-trace");
     for (;;) {
         const std::uint32_t v = flush_state.load(std::memory_order_acquire);
         if (v != 1) {

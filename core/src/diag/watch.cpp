@@ -224,6 +224,7 @@ void check_everyone_asleep(std::uint64_t& reported) {
 }
 
 void* watch_main(void*) {
+    name_this_kernel_thread("troupe-watch");
     std::uint64_t reported = 0;
     for (;;) {
         const std::uint32_t r = requests.exchange(0, std::memory_order_acq_rel);

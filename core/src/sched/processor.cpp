@@ -4,6 +4,7 @@
 // docs/scheduler.md; the wake rule and its invariant are in idle_group.cpp
 // (idle_group::wake_one).
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "diag/registry.hpp"
@@ -11,6 +12,7 @@
 #include "troupe/defaults/core.hpp"
 #include "troupe/detail/futex.hpp"
 #include "troupe/detail/idle_poll.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/topology.hpp"
 
@@ -37,6 +39,9 @@ processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
 
 void processor::start() {
     kthread_ = std::thread([this] { run(); });
+    char name[16];
+    std::snprintf(name, sizeof name, "troupe-proc-%zu", index);
+    detail::name_kernel_thread(kthread_, name);
 }
 
 void processor::join_kernel_thread() {

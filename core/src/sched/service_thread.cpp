@@ -4,8 +4,26 @@
 #include <pthread.h>
 
 #include <csignal>
+#include <cstring>
 
 namespace troupe::detail {
+
+namespace {
+void set_name(pthread_t t, const char* name) noexcept {
+    char cut[16];  // the kernel's comm: 15 bytes and the terminator
+    std::strncpy(cut, name, sizeof cut - 1);
+    cut[sizeof cut - 1] = '\0';
+    (void)pthread_setname_np(t, cut);
+}
+}  // namespace
+
+// A joinable std::thread's id stays valid until it is joined, whether or
+// not the thread has ended, so naming it from its creator is safe.
+void name_kernel_thread(std::thread& t, const char* name) noexcept {
+    if (t.joinable()) set_name(t.native_handle(), name);
+}
+
+void name_this_kernel_thread(const char* name) noexcept { set_name(pthread_self(), name); }
 
 int start_service_thread(void* (*fn)(void*), void* arg, std::size_t stack_size) noexcept {
     pthread_t t;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "troupe/detail/futex.hpp"
+#include "troupe/detail/service_thread.hpp"
 #include "troupe/detail/timer.hpp"
 #include "troupe/detail/trace.hpp"
 #include "troupe/spinlock.hpp"
@@ -27,7 +28,7 @@ std::atomic<int> pending_readers{0};
 
 class timer_service {
 public:
-    timer_service() : thread_([this] { run(); }) {}
+    timer_service() : thread_([this] { run(); }) { name_kernel_thread(thread_, "troupe-timer"); }
     ~timer_service() {
         started.store(nullptr, std::memory_order_seq_cst);
         while (pending_readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
