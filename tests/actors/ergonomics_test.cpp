@@ -312,10 +312,7 @@ TEST_CASE("kernel-thread workers are named troupe-actor-N, as top and gdb show t
     for (int i = 0; i < 2; ++i) {
         const std::string name = "troupe-actor-" + std::to_string(i);
         CAPTURE(name);
-        const auto was = before.find(name);
-        const auto now = during.find(name);
-        REQUIRE(now != during.end());
-        CHECK(now->second == (was == before.end() ? 0 : was->second) + 1);
+        CHECK(troupe_test::threads_added(before, during, name) == 1);
     }
     sys.stop();
 }

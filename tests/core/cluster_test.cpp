@@ -118,10 +118,7 @@ TEST_CASE("a cluster's kernel threads are named troupe-proc-N, as top and gdb sh
         for (int i = 0; i < 3; ++i) {
             const std::string name = "troupe-proc-" + std::to_string(i);
             CAPTURE(name);
-            const auto was = before.find(name);
-            const auto now = during.find(name);
-            REQUIRE(now != during.end());
-            CHECK(now->second == (was == before.end() ? 0 : was->second) + 1);
+            CHECK(troupe_test::threads_added(before, during, name) == 1);
         }
     }
     // A name longer than the kernel's 15 bytes is cut, not refused.

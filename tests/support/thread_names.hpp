@@ -23,4 +23,13 @@ inline std::map<std::string, int> thread_names() {
     return names;
 }
 
+/// How many more threads carry `name` in `after` than in `before` (two
+/// snapshots of thread_names()).
+inline int threads_added(const std::map<std::string, int>& before,
+                         const std::map<std::string, int>& after, const std::string& name) {
+    const auto b = before.find(name);
+    const auto a = after.find(name);
+    return (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
+}
+
 }  // namespace troupe_test
