@@ -62,9 +62,7 @@ void worker::start() {
         user_thread_ = troupe::thread(a, [this] { run(); });
     } else {
         thread_ = std::thread([this] { run(); });
-        char name[16];
-        std::snprintf(name, sizeof name, "troupe-actor-%zu", index);
-        name_kernel_thread(thread_, name);
+        name_kernel_thread(thread_, "troupe-actor-", index);
     }
 }
 

@@ -4,7 +4,6 @@
 // docs/scheduler.md; the wake rule and its invariant are in idle_group.cpp
 // (idle_group::wake_one).
 #include <algorithm>
-#include <cstdio>
 #include <thread>
 
 #include "diag/registry.hpp"
@@ -39,9 +38,7 @@ processor::processor(cluster_impl& c, std::size_t i, int pin_pu)
 
 void processor::start() {
     kthread_ = std::thread([this] { run(); });
-    char name[16];
-    std::snprintf(name, sizeof name, "troupe-proc-%zu", index);
-    detail::name_kernel_thread(kthread_, name);
+    detail::name_kernel_thread(kthread_, "troupe-proc-", index);
 }
 
 void processor::join_kernel_thread() {

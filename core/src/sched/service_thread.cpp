@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 namespace troupe::detail {
@@ -21,6 +22,12 @@ void set_name(pthread_t t, const char* name) noexcept {
 // not the thread has ended, so naming it from its creator is safe.
 void name_kernel_thread(std::thread& t, const char* name) noexcept {
     if (t.joinable()) set_name(t.native_handle(), name);
+}
+
+void name_kernel_thread(std::thread& t, const char* prefix, std::size_t index) noexcept {
+    char name[32];
+    std::snprintf(name, sizeof name, "%s%zu", prefix, index);
+    name_kernel_thread(t, name);
 }
 
 void name_this_kernel_thread(const char* name) noexcept { set_name(pthread_self(), name); }

@@ -15,6 +15,8 @@ namespace troupe::detail {
 /// troupe-remote, troupe-io, troupe-io-help. Best effort: a failure
 /// leaves the name as it was. Never blocks; nothrow.
 void name_kernel_thread(std::thread& t, const char* name) noexcept;
+/// The same with the name `prefix` followed by `index` (troupe-proc-3).
+void name_kernel_thread(std::thread& t, const char* prefix, std::size_t index) noexcept;
 /// The same for the calling kernel thread (a service thread names itself:
 /// it is detached, so only it knows it is still alive).
 void name_this_kernel_thread(const char* name) noexcept;
